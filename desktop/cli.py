@@ -1,0 +1,52 @@
+"""The `mcqlens` command line.
+
+Each subcommand lives in its own module under `desktop.commands` with a
+`register(subparsers)` that only builds its parser (heavy imports happen inside the
+command's function, so `mcqlens gui` starts fast).  Errors of the product
+(`McqLensError`) become one `error:` line on stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from desktop.domain.errors import McqLensError
+
+# Order here is the order in `mcqlens --help`.
+COMMANDS = (
+    "gui", "import_", "export", "stats", "annotate", "report", "score", "train",
+    "expmrc", "nota", "merge", "agreement",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcqlens",
+        description="MCQ Lens: review multiple-choice reading-comprehension items "
+        "(evidence, bases, difficulty, problems, shortcut-model probabilities).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"desktop.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except McqLensError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

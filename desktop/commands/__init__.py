@@ -1,0 +1,1 @@
+"""One module per `mcqlens` subcommand; each exposes `register(subparsers)`."""
