@@ -1,0 +1,169 @@
+"""Safe reading and validation shared by the format modules.
+
+Every reader goes through these helpers so that a malformed file always fails the
+same way: an `InputError` naming the file, the record (line or id) and the field,
+raised before any domain object leaves the reader (never a partial dataset).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from desktop.domain.errors import InputError
+from desktop.domain.model import LETTERS
+
+# Files are read whole; this bounds memory for a user who points us at the wrong file.
+MAX_BYTES = 200 * 1024 * 1024
+MIN_ALTERNATIVES, MAX_ALTERNATIVES = 2, 5
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise InputError(str(p), None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    if size > MAX_BYTES:
+        raise InputError(str(p), None, None,
+                         f"file is {size / 2**20:.0f} MB, above the {MAX_BYTES // 2**20} MB limit")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(str(p), None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise InputError(str(p), None, None, "the file is empty")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(str(p), f"line {line}", None,
+                         f"invalid UTF-8 at byte {exc.start} (the file must be UTF-8 encoded)") from None
+
+
+def _parse_constant(name: str):
+    # NaN/Infinity are not JSON; Python would accept them silently.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(text: str, file: str, record: str | None = None) -> Any:
+    try:
+        return json.loads(text, parse_constant=_parse_constant)
+    except json.JSONDecodeError as exc:
+        where = record or f"line {exc.lineno}"
+        hint = " (truncated file?)" if exc.pos >= len(text.rstrip()) else ""
+        raise InputError(file, where, None,
+                         f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(file, record, None, f"invalid JSON: {exc}") from None
+
+
+def load_json(path: str | os.PathLike) -> Any:
+    return loads(read_text(path), str(path))
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """(line number, object) for each non-blank line; every line must be a JSON object."""
+    file = str(path)
+    for n, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        obj = loads(line, file, f"line {n}")
+        if not isinstance(obj, dict):
+            raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")
+        yield n, obj
+
+
+def type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false",
+            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+_KINDS = {
+    "object": (dict,), "list": (list,), "string": (str,), "integer": (int,),
+    "number": (int, float), "string or number": (str, int),
+}
+
+
+def check_type(value: Any, kind: str, file: str, record: Any, field: str, nullable: bool = False) -> Any:
+    if value is None and nullable:
+        return value
+    ok = isinstance(value, _KINDS[kind]) and not (isinstance(value, bool) and kind != "bool")
+    if not ok:
+        raise InputError(file, record, field, f"expected {kind}, found {type_name(value)}")
+    return value
+
+
+def get(obj: dict, key: str, kind: str, file: str, record: Any, prefix: str = "",
+        nullable: bool = False) -> Any:
+    """obj[key], checked for presence and type."""
+    field = f"{prefix}{key}"
+    if key not in obj:
+        raise InputError(file, record, field, "missing key")
+    return check_type(obj[key], kind, file, record, field, nullable)
+
+
+def check_alternatives(alts: Any, file: str, record: Any, field: str) -> list[str]:
+    check_type(alts, "list", file, record, field)
+    if not MIN_ALTERNATIVES <= len(alts) <= MAX_ALTERNATIVES:
+        raise InputError(file, record, field,
+                         f"{len(alts)} alternatives; between {MIN_ALTERNATIVES} and {MAX_ALTERNATIVES} are needed")
+    for i, a in enumerate(alts):
+        check_type(a, "string", file, record, f"{field}[{i}]")
+    return alts
+
+
+def key_from_letter(value: Any, n_alternatives: int, file: str, record: Any, field: str) -> int:
+    check_type(value, "string", file, record, field)
+    letter = value.strip().upper()
+    if len(letter) != 1 or letter not in LETTERS:
+        raise InputError(file, record, field, f"answer {value!r} is not a letter A-{LETTERS[n_alternatives - 1]}")
+    index = LETTERS.index(letter)
+    if index >= n_alternatives:
+        raise InputError(file, record, field,
+                         f"answer {value!r} is out of range: only {n_alternatives} alternatives "
+                         f"(A-{LETTERS[n_alternatives - 1]})")
+    return index
+
+
+def check_span(text: str, start: Any, end: Any, file: str, record: Any, field: str) -> tuple[int, int]:
+    check_type(start, "integer", file, record, f"{field}.start")
+    check_type(end, "integer", file, record, f"{field}.end")
+    if not 0 <= start <= end <= len(text):
+        raise InputError(file, record, field,
+                         f"offsets {start}..{end} are outside the passage (length {len(text)})")
+    return start, end
+
+
+class IdRegistry:
+    """Duplicate ids are fine when the records are equal and an error otherwise."""
+
+    def __init__(self, file: str, what: str):
+        self.file, self.what, self.seen = file, what, {}
+
+    def add(self, ident: Any, content: Any, record: Any, field: str = "id") -> bool:
+        """True when new, False for an exact duplicate (to be skipped)."""
+        key = str(ident)
+        if key not in self.seen:
+            self.seen[key] = (content, record)
+            return True
+        if self.seen[key][0] == content:
+            return False
+        raise InputError(self.file, record, field,
+                         f"duplicate {self.what} id {key!r} with different content "
+                         f"(first seen at {self.seen[key][1]})")
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write next to the target then rename, so a failed export never leaves half a file."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, p)
+
+
+def dumps_line(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)

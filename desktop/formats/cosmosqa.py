@@ -1,0 +1,70 @@
+"""CosmosQA CSV: context, question, answer0..answerN, label [, id]; read-only.
+
+Rows sharing a context become one passage (ids "cosmosqa-<k>" in order of first
+appearance, unless the row ids name the context); the question id is the row's id
+when the file has one, else "<passage id>-<j>".  A missing label (the test split)
+gives a question without key.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+
+from desktop.domain.errors import InputError
+from desktop.domain.model import Dataset, Passage, Question
+
+from . import _io
+
+_ANSWER = re.compile(r"^answer(\d)$")
+
+
+def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
+    file = str(path)
+    text = _io.read_text(path)
+    csv.field_size_limit(_io.MAX_BYTES)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(file, None, None, f"malformed CSV: {exc}") from None
+    if not rows:
+        raise InputError(file, None, None, "the file is empty")
+    header = [h.strip() for h in rows[0]]
+    for need in ("context", "question"):
+        if need not in header:
+            raise InputError(file, "line 1", need, "missing column")
+    answer_cols = sorted((int(m.group(1)), i) for i, h in enumerate(header) if (m := _ANSWER.match(h)))
+    if [k for k, _ in answer_cols] != list(range(len(answer_cols))):
+        raise InputError(file, "line 1", "answer0..", "answer columns must be answer0, answer1, ... without gaps")
+    col = {h: i for i, h in enumerate(header)}
+    ds = Dataset(source="cosmosqa", extra={"file": file, "format": "cosmosqa"})
+    by_context: dict[str, Passage] = {}
+    seen = _io.IdRegistry(file, "question")
+    for n, row in enumerate(rows[1:], 2):
+        if not any(cell.strip() for cell in row):
+            continue
+        label = f"line {n}"
+        if len(row) != len(header):
+            raise InputError(file, label, None, f"{len(row)} cells for {len(header)} columns")
+        context, stem = row[col["context"]], row[col["question"]]
+        alts = _io.check_alternatives([row[i] for _, i in answer_cols], file, label, "answer0..")
+        key = None
+        if "label" in col and row[col["label"]].strip() != "":
+            raw = row[col["label"]].strip()
+            if not raw.isdigit() or int(raw) >= len(alts):
+                raise InputError(file, label, "label", f"label {raw!r} is not an index 0-{len(alts) - 1}")
+            key = int(raw)
+        passage = by_context.get(context)
+        if passage is None:
+            passage = Passage(id=f"cosmosqa-{len(by_context)}", text=context, source="cosmosqa")
+            by_context[context] = passage
+            ds.passages.append(passage)
+        j = len(passage.questions)
+        qid = row[col["id"]] if "id" in col and row[col["id"]].strip() else f"{passage.id}-{j}"
+        label = f"line {n} (id {qid})"
+        if not seen.add(qid, row, label):
+            continue
+        passage.questions.append(Question(id=qid, passage_id=passage.id, index=j, stem=stem, alternatives=alts,
+                                          key=key, source="cosmosqa"))
+    return ds

@@ -1,0 +1,332 @@
+"""EMBRACE JSONL: one line per text {id, race_file, text, flags, test: [question records]}.
+
+A question record is {id, num, mcq {stem, choices ["(A) ..."], key}, annotations
+{difficulty, bases {a..d}, problems, comments, other_problems, required_paragraphs},
+flags?}.  Bases become basis spans, required_paragraphs a required span, the
+difficulty dict an Assessment and problems/flags ProblemTags (through
+`embrace_vocab`, which owns the mapping of EMBRACE strings to the domain).
+
+Lossless: the original text record (minus text and test) is kept in
+`passage.extra["embrace"]`, the original question record in `question.extra["embrace"]`,
+the choice prefixes ("(A) ") in `question.extra["choice_prefixes"]`, each basis'
+marker in `span.extra`, the raw difficulty dict in `assessment.extra["embrace_difficulty"]`.
+The writer starts from those originals and overlays what the domain objects say.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.errors import InputError
+from desktop.domain.model import (
+    BASIS, DEFAULT_ANNOTATOR, IMPORTED, LETTERS, MODEL, REQUIRED, Assessment, Dataset, Passage, ProblemTag,
+    Question, Span,
+)
+
+from . import _io
+
+_PREFIX = re.compile(r"^\(([A-Za-z])\) ?")
+
+
+def _vocab():
+    """The difficulty engineer's mapping module, imported late so this module loads without it."""
+    try:
+        from . import embrace_vocab
+    except ImportError:
+        return None
+    return embrace_vocab
+
+
+def _normal(value: Any) -> Any:
+    """JSON-normalised copy, so values that went through the store compare equal to fresh ones."""
+    return json.loads(json.dumps(value, sort_keys=True, default=list))
+
+
+def parse_difficulty(raw: dict | None) -> dict:
+    vocab = _vocab()
+    if raw is None or vocab is None or not hasattr(vocab, "parse_difficulty"):
+        return {}
+    return vocab.parse_difficulty(raw)
+
+
+def parse_problems(text_flags: dict, qrec: dict) -> list[ProblemTag]:
+    vocab = _vocab()
+    if vocab is None:
+        return []
+    fn = getattr(vocab, "problems_from_embrace", None) or getattr(vocab, "parse_problems", None)
+    return list(fn(text_flags, qrec)) if fn else []
+
+
+def _tag_key(tags: list[ProblemTag]) -> list:
+    return sorted(_normal([t.type, t.element, t.note, t.alternative, t.start, t.end]) for t in tags)
+
+
+def _level_split(race_file: Any) -> tuple[str | None, str | None]:
+    if not isinstance(race_file, str):
+        return None, None
+    parts = race_file.replace("\\", "/").lower().split("/")
+    level = next((p for p in parts if p in ("high", "middle")), None)
+    split = next((p for p in parts if p in ("train", "dev", "test")), None)
+    return level, split
+
+
+# ---------------------------------------------------------------------------- reading
+
+def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
+    file = str(path)
+    annotator = annotator or DEFAULT_ANNOTATOR
+    ds = Dataset(source="embrace", extra={"file": file, "format": "embrace", "warnings": []})
+    passages = _io.IdRegistry(file, "text")
+    questions = _io.IdRegistry(file, "question")
+    for n, rec in _io.iter_jsonl(path):
+        passage = _passage(rec, file, n, annotator)
+        if not passages.add(passage.id, rec, f"line {n}"):
+            continue
+        for q in passage.questions:
+            questions.add(q.id, q.extra["embrace"], f"line {n}, question {q.id}")
+        ds.passages.append(passage)
+    if not ds.passages:
+        raise InputError(file, None, None, "no EMBRACE records in the file")
+    return ds
+
+
+def _passage(rec: dict, file: str, n: int, annotator: str) -> Passage:
+    label = f"line {n}"
+    pid = _io.get(rec, "id", "string or number", file, label)
+    label = f"line {n} (id {pid})"
+    text = _io.get(rec, "text", "string", file, label)
+    test = _io.get(rec, "test", "list", file, label)
+    flags = rec.get("flags")
+    _io.check_type(flags, "object", file, label, "flags", nullable=True)
+    level, split = _level_split(rec.get("race_file"))
+    passage = Passage(id=str(pid), text=text, source="embrace", level=level, split=split,
+                      extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")}})
+    for j, qrec in enumerate(test):
+        passage.questions.append(_question(qrec, j, passage, flags or {}, file, n, annotator))
+    return passage
+
+
+def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, n: int,
+              annotator: str) -> Question:
+    f = f"test[{j}]"
+    if not isinstance(qrec, dict):
+        raise InputError(file, f"line {n}", f, f"expected an object, found {_io.type_name(qrec)}")
+    qid = str(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."))
+    label = f"line {n}, question {qid}"
+    mcq = _io.get(qrec, "mcq", "object", file, label, f"{f}.")
+    stem = _io.get(mcq, "stem", "string", file, label, f"{f}.mcq.")
+    choices = _io.check_alternatives(_io.get(mcq, "choices", "list", file, label, f"{f}.mcq."),
+                                     file, label, f"{f}.mcq.choices")
+    prefixes, alternatives, by_label = [], [], {}
+    for i, choice in enumerate(choices):
+        m = _PREFIX.match(choice)
+        prefix = m.group(0) if m else ""
+        if m:
+            by_label.setdefault(m.group(1).upper(), i)
+        prefixes.append(prefix)
+        alternatives.append(choice[len(prefix):])
+    raw_key = _io.get(mcq, "key", "string", file, label, f"{f}.mcq.")
+    _io.key_from_letter(raw_key, len(choices), file, label, f"{f}.mcq.key")
+    key = by_label.get(raw_key.strip().upper(), LETTERS.index(raw_key.strip().upper()))
+
+    ann = _io.get(qrec, "annotations", "object", file, label, f"{f}.")
+    q = Question(id=qid, passage_id=passage.id, index=j, stem=stem, alternatives=alternatives, key=key,
+                 source="embrace", extra={"embrace": qrec, "choice_prefixes": prefixes})
+
+    bases = ann.get("bases")
+    _io.check_type(bases, "object", file, label, f"{f}.annotations.bases", nullable=True)
+    for letter_, b in (bases or {}).items():
+        field = f"{f}.annotations.bases.{letter_}"
+        if b is None:
+            continue
+        if len(letter_) != 1 or letter_.upper() not in LETTERS:
+            raise InputError(file, label, field, "a basis key must be one alternative letter (a-e)")
+        alt = by_label.get(letter_.upper(), LETTERS.index(letter_.upper()))
+        if alt >= len(alternatives):
+            raise InputError(file, label, field, f"basis for alternative {letter_} but only "
+                             f"{len(alternatives)} alternatives")
+        q.spans.append(_span(b, passage.text, file, label, field, BASIS, alt, annotator, letter_))
+    rp = ann.get("required_paragraphs")
+    if rp is not None:
+        q.spans.append(_span(rp, passage.text, file, label, f"{f}.annotations.required_paragraphs",
+                             REQUIRED, None, annotator, None))
+
+    raw = ann.get("difficulty")
+    _io.check_type(raw, "object", file, label, f"{f}.annotations.difficulty", nullable=True)
+    if raw is not None:
+        try:
+            values = parse_difficulty(raw)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(file, label, f"{f}.annotations.difficulty", f"cannot read: {exc}") from None
+        q.assessments.append(Assessment(values=values, annotator=annotator,
+                                        extra={"embrace_difficulty": raw}))
+    comments = ann.get("comments", [])
+    _io.check_type(comments, "list", file, label, f"{f}.annotations.comments")
+    for i, c in enumerate(comments):
+        _io.check_type(c, "string", file, label, f"{f}.annotations.comments[{i}]")
+    q.comments = list(comments)
+    for key_ in ("problems", "flags"):
+        _io.check_type(ann.get(key_) if key_ == "problems" else qrec.get(key_), "object", file, label,
+                       f"{f}.annotations.problems" if key_ == "problems" else f"{f}.flags", nullable=True)
+    try:
+        q.problems = parse_problems(text_flags, qrec)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(file, label, f"{f}.annotations.problems", f"cannot read: {exc}") from None
+    for t in q.problems:
+        if t.origin == IMPORTED:
+            t.annotator = annotator
+    return q
+
+
+def _span(b: Any, text: str, file: str, label: str, field: str, role: str, alt: int | None,
+          annotator: str, letter_: str | None) -> Span:
+    _io.check_type(b, "object", file, label, field)
+    for k in ("start", "end", "text"):
+        if k not in b:
+            raise InputError(file, label, f"{field}.{k}", "missing key")
+    start, end = _io.check_span(text, b["start"], b["end"], file, label, field)
+    _io.check_type(b["text"], "string", file, label, f"{field}.text")
+    if text[start:end] != b["text"]:
+        raise InputError(file, label, f"{field}.text",
+                         f"text does not match the passage at offsets {start}..{end}: "
+                         f"file has {_short(b['text'])}, passage has {_short(text[start:end])}")
+    return Span(start=start, end=end, role=role, alternative=alt, annotator=annotator, origin=IMPORTED,
+                extra={"letter": letter_, "located": [start, end],
+                       "record": {k: v for k, v in b.items() if k not in ("start", "end", "text")}})
+
+
+def _short(s: str, n: int = 40) -> str:
+    return repr(s if len(s) <= n else s[:n] + "…")
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _pick(candidates: list, annotator: str | None):
+    """The one value to write when several annotators marked the same thing.
+
+    A named annotator's own wins; otherwise a human (or accepted) edit wins over the
+    import; unaccepted model suggestions are never exported."""
+    candidates = [c for c in candidates if getattr(c, "origin", None) != MODEL]
+    if not candidates:
+        return None
+    if annotator:
+        own = [c for c in candidates if c.annotator == annotator]
+        if own:
+            return own[-1]
+    edited = [c for c in candidates if getattr(c, "origin", IMPORTED) != IMPORTED]
+    return (edited or candidates)[-1]
+
+
+def _span_record(span: Span, text: str, default_marker: dict) -> dict:
+    rec = copy.deepcopy(span.extra.get("record") or {"marker": default_marker})
+    rec.update({"text": text[span.start:span.end], "start": span.start, "end": span.end})
+    return rec
+
+
+def question_record(q: Question, passage: Passage, text_flags: dict, annotator: str | None = None
+                    ) -> tuple[dict, dict]:
+    """(question record, text flags after this question's problem tags)."""
+    original = q.extra.get("embrace") or {}
+    qrec = copy.deepcopy(original) if original else {"id": q.id}
+    prefixes = list(q.extra.get("choice_prefixes") or [])
+    prefixes += [f"({LETTERS[i]}) " for i in range(len(prefixes), len(q.alternatives))]
+    mcq = qrec.setdefault("mcq", {})
+    mcq["stem"] = q.stem
+    mcq["choices"] = [p + a for p, a in zip(prefixes, q.alternatives)]
+    labels = [(_PREFIX.match(p).group(1) if _PREFIX.match(p) else LETTERS[i]) for i, p in enumerate(prefixes)]
+    old_key = mcq.get("key")
+    if q.key is None:
+        mcq["key"] = old_key
+    else:
+        label = labels[q.key]
+        # keep the original spelling of the key when it still names the same alternative
+        mcq["key"] = old_key if isinstance(old_key, str) and old_key.strip().upper() == label.upper() else label
+    ann = qrec.setdefault("annotations", {})
+
+    # bases: one per letter, in the original letters (a..d), extended for new alternatives
+    old_bases = ann.get("bases") if isinstance(ann.get("bases"), dict) else {}
+    letters = list(old_bases) or [LETTERS[i].lower() for i in range(len(q.alternatives))]
+    index_of_letter = {}
+    for L in letters:
+        index_of_letter[L] = labels.index(L.upper()) if L.upper() in labels else LETTERS.index(L.upper())
+    for i in range(len(q.alternatives)):
+        if i not in index_of_letter.values() and q.spans_with(BASIS, i):
+            letters.append(labels[i].lower())
+            index_of_letter[labels[i].lower()] = i
+    bases: dict[str, Any] = {}
+    for L in letters:
+        i = index_of_letter[L]
+        span = _pick(q.spans_with(BASIS, i), annotator)
+        bases[L] = None if span is None else _span_record(
+            span, passage.text, {"name": f"Basis for {L.upper()}", "order": 6 + i})
+    if "bases" in ann or any(v is not None for v in bases.values()):
+        ann["bases"] = bases
+
+    rp = _pick(q.spans_with(REQUIRED), annotator)
+    if rp is not None:
+        ann["required_paragraphs"] = _span_record(rp, passage.text, {"name": "Required paragraphs", "order": 11})
+    else:
+        ann.pop("required_paragraphs", None)
+
+    assessment = _pick(q.assessments, annotator)
+    raw = ann.get("difficulty")
+    if assessment is not None:
+        raw = assessment.extra.get("embrace_difficulty", raw)
+        if _normal(assessment.values) != _normal(parse_difficulty(raw)):
+            vocab = _vocab()
+            raw = vocab.unparse_difficulty(assessment.values, copy.deepcopy(raw or {}))
+        raw = copy.deepcopy(raw)
+    if isinstance(raw, dict):
+        for L, b in bases.items():
+            if b is None:
+                raw.pop(f"{L}_base_s", None)
+                raw.pop(f"{L}_base_e", None)
+            else:
+                raw[f"{L}_base_s"], raw[f"{L}_base_e"] = b["start"], b["end"]
+        if "key" in raw:
+            raw["key"] = mcq["key"]
+        ann["difficulty"] = raw
+
+    if q.comments or "comments" in ann:
+        ann["comments"] = list(q.comments)
+
+    parsed = parse_problems(text_flags, original) if original else []
+    if _tag_key(q.problems) != _tag_key(parsed):
+        vocab = _vocab()
+        fn = getattr(vocab, "problems_to_embrace", None) or getattr(vocab, "unparse_problems")
+        text_flags, updates = fn(q.problems, copy.deepcopy(text_flags), copy.deepcopy(qrec))
+        for k, v in (updates or {}).items():
+            if k == "flags":  # question-level flags live on the record, not in annotations
+                if v:
+                    qrec["flags"] = v
+                else:
+                    qrec.pop("flags", None)
+            else:
+                ann[k] = v
+    return qrec, text_flags
+
+
+def passage_record(passage: Passage, annotator: str | None = None) -> dict:
+    rec = copy.deepcopy(passage.extra.get("embrace") or {"id": passage.id})
+    original_flags = rec.get("flags")
+    text_flags = copy.deepcopy(original_flags) if isinstance(original_flags, dict) else {}
+    test = []
+    for q in sorted(passage.questions, key=lambda q: q.index):
+        qrec, text_flags = question_record(q, passage, text_flags, annotator)
+        test.append(qrec)
+    if isinstance(original_flags, dict) or text_flags:
+        rec["flags"] = text_flags
+    rec["text"] = passage.text
+    rec["test"] = test
+    return rec
+
+
+def write(datasets: Dataset | list[Dataset], path: str | os.PathLike, annotator: str | None = None) -> None:
+    if isinstance(datasets, Dataset):
+        datasets = [datasets]
+    lines = [_io.dumps_line(passage_record(p, annotator)) for ds in datasets for p in ds.passages]
+    _io.write_text_atomic(Path(path), "".join(line + "\n" for line in lines))

@@ -1,0 +1,191 @@
+"""ExpMRC (RACE+): {version, data: [{id, article, questions, options, answers, evidences}]}.
+
+Each evidence reference evidences[j][r] becomes an evidence Span located in the
+article, annotator "expmrc-ref-{r+1}".  The reference text is kept verbatim in
+`span.extra["reference"]` so that export writes it back exactly even where it was
+located only up to whitespace.  A reference that cannot be located is kept in
+`question.extra["unlocated_evidence"]` and reported as an error row in
+`dataset.extra["warnings"]`; it is never dropped.
+
+Prediction files {"<pid>-<j>": {"answer": "C", "evidence": "..."}} are read by
+`read_predictions`.
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.errors import InputError
+from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
+
+from . import _io
+from .race import passage_from_record, record_from_passage
+
+EXACT, WHITESPACE = "exact", "whitespace"
+
+
+def reference_annotator(r: int) -> str:
+    return f"expmrc-ref-{r + 1}"
+
+
+class _Locator:
+    """Finds a reference in one article: exactly, else ignoring all whitespace (linear time)."""
+
+    def __init__(self, article: str):
+        self.article = article
+        self._compact: str | None = None
+        self._offsets: list[int] = []
+
+    def locate(self, ref: str) -> tuple[int, int, str] | None:
+        if not ref.strip():
+            return None
+        i = self.article.find(ref)
+        if i >= 0:
+            return i, i + len(ref), EXACT
+        if self._compact is None:
+            self._offsets = [k for k, ch in enumerate(self.article) if not ch.isspace()]
+            self._compact = "".join(self.article[k] for k in self._offsets)
+        needle = "".join(ref.split())
+        i = self._compact.find(needle)
+        if i < 0:
+            return None
+        return self._offsets[i], self._offsets[i + len(needle) - 1] + 1, WHITESPACE
+
+
+def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
+    """An ExpMRC dataset file → Dataset (evidence annotators are fixed by reference position)."""
+    file = str(path)
+    doc = _io.load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
+    data = _io.get(doc, "data", "list", file, None)
+    ds = Dataset(source="expmrc", extra={
+        "file": file, "format": "expmrc", "warnings": [],
+        "top": {k: v for k, v in doc.items() if k != "data"},
+        "counts": {EXACT: 0, WHITESPACE: 0, "unlocated": 0},
+    })
+    seen = _io.IdRegistry(file, "passage")
+    for i, rec in enumerate(data):
+        label = f"data[{i}]"
+        passage = passage_from_record(rec, file, label, source="expmrc")
+        label = f"{label} (id {passage.id})"
+        passage.extra["record"].pop("evidences", None)
+        evidences = _io.get(rec, "evidences", "list", file, label)
+        if len(evidences) != len(passage.questions):
+            raise InputError(file, label, "evidences",
+                             f"{len(evidences)} evidence lists for {len(passage.questions)} questions")
+        locator = _Locator(passage.text)
+        for j, (q, refs) in enumerate(zip(passage.questions, evidences)):
+            _io.check_type(refs, "list", file, label, f"evidences[{j}]")
+            for r, ref in enumerate(refs):
+                _io.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
+                _add_reference(ds, q, passage, locator, r, ref, file)
+        if seen.add(passage.id, rec, label):
+            ds.passages.append(passage)
+    return ds
+
+
+def _add_reference(ds: Dataset, q, passage: Passage, locator: _Locator, r: int, ref: str, file: str) -> None:
+    found = locator.locate(ref)
+    if found is None:
+        q.extra.setdefault("unlocated_evidence", []).append({"ref_index": r, "text": ref})
+        ds.extra["counts"]["unlocated"] += 1
+        ds.extra["warnings"].append({
+            "level": "error", "file": file, "record": q.id, "field": f"evidences[{q.index}][{r}]",
+            "message": "evidence reference not found in the article; kept unlocated"})
+        return
+    start, end, how = found
+    ds.extra["counts"][how] += 1
+    q.spans.append(Span(start=start, end=end, role=EVIDENCE, annotator=reference_annotator(r), origin=IMPORTED,
+                        extra={"reference": ref, "ref_index": r, "match": how, "located": [start, end]}))
+
+
+def evidence_references(q, passage_text: str) -> list[str]:
+    """The evidences[j] list for one question: the imported references in their order
+    (verbatim where the span was not moved), then one joined reference per other annotator."""
+    refs: dict[int, str] = {}
+    others: dict[str, list[Span]] = defaultdict(list)
+    for span in q.spans:
+        if span.role != EVIDENCE:
+            continue
+        r = span.extra.get("ref_index")
+        if r is not None and span.annotator == reference_annotator(r) and r not in refs:
+            unchanged = list(span.extra.get("located", [])) == [span.start, span.end]
+            refs[r] = span.extra["reference"] if unchanged and "reference" in span.extra \
+                else passage_text[span.start:span.end]
+        else:
+            others[span.annotator].append(span)
+    for u in q.extra.get("unlocated_evidence", []):
+        refs.setdefault(u["ref_index"], u["text"])
+    out = [refs[r] for r in sorted(refs)]
+    for spans in others.values():
+        out.append(" ".join(passage_text[s.start:s.end] for s in sorted(spans, key=lambda s: s.start)))
+    return out
+
+
+def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
+    if isinstance(datasets, Dataset):
+        datasets = [datasets]
+    import json
+    _io.write_text_atomic(path, json.dumps(to_document(datasets), ensure_ascii=False))
+
+
+def to_document(datasets: list[Dataset]) -> dict:
+    top: dict[str, Any] = {}
+    for ds in reversed(datasets):  # the first dataset's file-level values win
+        top.update(ds.extra.get("top", {}))
+    top.setdefault("version", "expmrc-race-dev" if not datasets else "expmrc")
+    data = []
+    for ds in datasets:
+        for p in ds.passages:
+            rec = record_from_passage(p)
+            rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
+            data.append(rec)
+    return {**top, "data": data}
+
+
+def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | int | None = None
+                     ) -> dict[str, Prediction]:
+    """An ExpMRC prediction file → {question id: Prediction}; model_id is the file's stem.
+
+    The file gives only a letter, so `probabilities` is one-hot over the question's
+    alternatives (`n_alternatives`, default 4 or enough to hold the letter).
+    """
+    file = str(path)
+    doc = _io.load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, f"expected a JSON object of predictions, found {_io.type_name(doc)}")
+    model_id = Path(path).stem
+    out: dict[str, Prediction] = {}
+    for qid, row in doc.items():
+        _io.check_type(row, "object", file, qid, None)
+        answer = _io.get(row, "answer", "string", file, qid)
+        evidence = row.get("evidence")
+        _io.check_type(evidence, "string", file, qid, "evidence", nullable=True)
+        letter_ = answer.strip().upper()
+        if len(letter_) != 1 or letter_ not in LETTERS:
+            raise InputError(file, qid, "answer", f"answer {answer!r} is not a letter")
+        k = LETTERS.index(letter_)
+        n = n_alternatives.get(qid, 4) if isinstance(n_alternatives, dict) else (n_alternatives or 4)
+        if k >= max(n, 1) and n_alternatives is not None:
+            raise InputError(file, qid, "answer", f"answer {answer!r} is out of range: only {n} alternatives")
+        n = max(n, k + 1)
+        out[qid] = Prediction(model_id=model_id, input_format="standard",
+                              probabilities=[1.0 if i == k else 0.0 for i in range(n)], evidence=evidence,
+                              extra={"answer": answer, **{k2: v for k2, v in row.items()
+                                                          if k2 not in ("answer", "evidence")}})
+    return out
+
+
+def write_predictions(predictions: dict[str, Prediction], path: str | os.PathLike) -> None:
+    import json
+    doc = {}
+    for qid, pred in predictions.items():
+        row = {k: v for k, v in pred.extra.items() if k != "answer"}
+        best = max(range(len(pred.probabilities)), key=pred.probabilities.__getitem__) if pred.probabilities else None
+        row["answer"] = LETTERS[best] if best is not None else pred.extra.get("answer", "")
+        row["evidence"] = pred.evidence or ""
+        doc[qid] = row
+    _io.write_text_atomic(path, json.dumps(doc, ensure_ascii=False))
