@@ -1,0 +1,281 @@
+"""Applying `Change`s: the state of one field before and after, so that undo can restore it.
+
+Every field has a *state* that can be read and written back:
+
+* set-like fields (comment(s), answerability, note, difficulty.<var>, text_format,
+  multiple_texts, unit_type) are per annotator; status is per question;
+* span.* and problem.* act on one row: the state is the whole row (a dict) or None
+  when the row does not exist, so add, remove and update all undo by writing the
+  other state back.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.domain.changes import STATUSES, Change, is_known_field
+from desktop.domain.errors import StoreError
+from desktop.domain.model import ANSWERABILITY, BASIS, HUMAN, IMPORTED, ORIGINS, ROLES
+
+from .imports import dumps, now
+
+ASSESSMENT_COLUMNS = ("text_format", "multiple_texts", "unit_type")
+SPAN_KEYS = ("id", "question_id", "role", "alternative", "start", "end", "annotator", "origin", "extra")
+PROBLEM_KEYS = ("id", "question_id", "type", "element", "annotator", "origin", "note", "alternative",
+                "start", "end", "extra")
+
+
+def _bad(change: Change, message: str) -> StoreError:
+    return StoreError(f"item {change.item}, field {change.field}: {message}")
+
+
+def _int(change: Change, value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(change, f"{name} must be an integer, got {value!r}")
+    return value
+
+
+# ---------------------------------------------------------------- reading states
+
+def get_state(conn, item: str, field: str, annotator: str, target: int | None = None) -> Any:
+    if field in ("comment", "comments"):
+        return [r[0] for r in conn.execute(
+            "SELECT text FROM comments WHERE question_id=? AND annotator=? ORDER BY position, id", (item, annotator))]
+    if field == "answerability":
+        row = conn.execute("SELECT label FROM answerability WHERE question_id=? AND annotator=?",
+                           (item, annotator)).fetchone()
+        return row[0] if row else None
+    if field == "status":
+        return conn.execute("SELECT status FROM questions WHERE id=?", (item,)).fetchone()[0]
+    if field == "note":
+        row = conn.execute("SELECT text FROM notes WHERE question_id=? AND annotator=?", (item, annotator)).fetchone()
+        return row[0] if row else None
+    if field.startswith("difficulty."):
+        values = _assessment(conn, item, annotator)
+        return None if values is None else json.loads(values["values"]).get(field.split(".", 1)[1])
+    if field in ASSESSMENT_COLUMNS:
+        values = _assessment(conn, item, annotator)
+        if values is None or values[field] is None:
+            return None
+        return bool(values[field]) if field == "multiple_texts" else values[field]
+    if field.startswith("span."):
+        return _row(conn, "spans", SPAN_KEYS, target)
+    if field.startswith("problem."):
+        return _row(conn, "problems", PROBLEM_KEYS, target)
+    raise StoreError(f"unknown field {field!r}")
+
+
+def _assessment(conn, item: str, annotator: str):
+    cur = conn.execute('SELECT id, "values", text_format, multiple_texts, unit_type, origin FROM assessments '
+                       "WHERE question_id=? AND annotator=? ORDER BY id LIMIT 1", (item, annotator))
+    row = cur.fetchone()
+    if row is None:
+        return None
+    return dict(zip(("id", "values", "text_format", "multiple_texts", "unit_type", "origin"), row))
+
+
+def _row(conn, table: str, keys: tuple, row_id: int | None) -> dict | None:
+    if row_id is None:
+        return None
+    cols = ", ".join(f'"{k}"' for k in keys)
+    row = conn.execute(f"SELECT {cols} FROM {table} WHERE id=?", (row_id,)).fetchone()
+    if row is None:
+        return None
+    out = dict(zip(keys, row))
+    out["extra"] = json.loads(out["extra"])
+    return out
+
+
+# ---------------------------------------------------------------- writing states
+
+def set_state(conn, item: str, field: str, annotator: str, state: Any, target: int | None = None) -> int | None:
+    """Write `state`; returns the row id for span/problem fields (a new one when `state["id"]` is None)."""
+    if field in ("comment", "comments"):
+        conn.execute("DELETE FROM comments WHERE question_id=? AND annotator=?", (item, annotator))
+        conn.executemany("INSERT INTO comments (question_id, annotator, origin, position, text) VALUES (?,?,?,?,?)",
+                         [(item, annotator, HUMAN, i, t) for i, t in enumerate(state or [])])
+    elif field == "answerability":
+        conn.execute("DELETE FROM answerability WHERE question_id=? AND annotator=?", (item, annotator))
+        if state is not None:
+            conn.execute("INSERT INTO answerability (question_id, annotator, label, origin, ts) VALUES (?,?,?,?,?)",
+                         (item, annotator, state, HUMAN, now()))
+    elif field == "status":
+        conn.execute("UPDATE questions SET status=? WHERE id=?", (state, item))
+    elif field == "note":
+        conn.execute("DELETE FROM notes WHERE question_id=? AND annotator=?", (item, annotator))
+        if state:
+            conn.execute("INSERT INTO notes (question_id, annotator, text) VALUES (?,?,?)", (item, annotator, state))
+    elif field.startswith("difficulty.") or field in ASSESSMENT_COLUMNS:
+        _set_assessment(conn, item, field, annotator, state)
+    elif field.startswith("span."):
+        return _put_row(conn, "spans", SPAN_KEYS, target, state)
+    elif field.startswith("problem."):
+        return _put_row(conn, "problems", PROBLEM_KEYS, target, state)
+    else:
+        raise StoreError(f"unknown field {field!r}")
+    return None
+
+
+def _set_assessment(conn, item: str, field: str, annotator: str, state: Any) -> None:
+    row = _assessment(conn, item, annotator)
+    if row is None:
+        if state is None:
+            return
+        cur = conn.execute("INSERT INTO assessments (question_id, annotator, origin) VALUES (?,?,?)",
+                           (item, annotator, HUMAN))
+        row = {"id": cur.lastrowid, "values": "{}", "text_format": None, "multiple_texts": None,
+               "unit_type": None, "origin": HUMAN}
+    if field.startswith("difficulty."):
+        values = json.loads(row["values"])
+        var = field.split(".", 1)[1]
+        if state is None:
+            values.pop(var, None)
+        else:
+            values[var] = state
+        row["values"] = dumps(values)
+    else:
+        row[field] = (None if state is None else int(bool(state))) if field == "multiple_texts" else state
+    if (row["origin"] != IMPORTED and row["values"] == "{}"
+            and all(row[c] is None for c in ASSESSMENT_COLUMNS)):
+        # an emptied assessment of one's own is no assessment: undo leaves no trace in the counts
+        conn.execute("DELETE FROM assessments WHERE id=?", (row["id"],))
+        return
+    conn.execute('UPDATE assessments SET "values"=?, text_format=?, multiple_texts=?, unit_type=? WHERE id=?',
+                 (row["values"], row["text_format"], row["multiple_texts"], row["unit_type"], row["id"]))
+
+
+def _put_row(conn, table: str, keys: tuple, row_id: int | None, state: dict | None) -> int | None:
+    # AUTOINCREMENT ids are never reused, so re-inserting a removed row under its old id is safe
+    if row_id is not None:
+        conn.execute(f"DELETE FROM {table} WHERE id=?", (row_id,))
+    if state is None:
+        return row_id
+    if state.get("id") is None:
+        keys = tuple(k for k in keys if k != "id")
+    values = [dumps(state[k]) if k == "extra" else state[k] for k in keys]
+    cols = ", ".join(f'"{k}"' for k in keys)
+    cur = conn.execute(f"INSERT INTO {table} ({cols}) VALUES ({', '.join('?' * len(keys))})", values)
+    return state.get("id") or cur.lastrowid
+
+
+# ---------------------------------------------------------------- one change
+
+def plan_change(conn, change: Change, annotator: str) -> tuple[Any, Any, int | None]:
+    """Check a change against the item; returns (before, after, target row id)."""
+    field, value, item = change.field, change.value, change.item
+    if not is_known_field(field):
+        raise _bad(change, "unknown field")
+    q = conn.execute("SELECT passage_id, alternatives FROM questions WHERE id=?", (item,)).fetchone()
+    if q is None:
+        raise StoreError(f"unknown item {item!r}")
+    n_alternatives = len(json.loads(q[1]))
+    text_len = conn.execute("SELECT length(text) FROM passages WHERE id=?", (q[0],)).fetchone()[0]
+    target = None
+    if field == "comment":
+        if not isinstance(value, str):
+            raise _bad(change, "a comment is a text")
+        after: Any = [value] if value.strip() else []
+    elif field == "comments":
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            raise _bad(change, "comments are a list of texts")
+        after = list(value)
+    elif field == "answerability":
+        if value is not None and value not in ANSWERABILITY:
+            raise _bad(change, f"answerability is one of {', '.join(ANSWERABILITY)} or null")
+        after = value
+    elif field == "status":
+        if value not in STATUSES:
+            raise _bad(change, f"status is one of {', '.join(STATUSES)}")
+        after = value
+    elif field == "note":
+        if value is not None and not isinstance(value, str):
+            raise _bad(change, "a note is a text")
+        after = value or None
+    elif field.startswith("difficulty."):
+        if not field.split(".", 1)[1]:
+            raise _bad(change, "which difficulty variable?")
+        after = value
+    elif field == "multiple_texts":
+        if value is not None and not isinstance(value, bool):
+            raise _bad(change, "multiple_texts is true, false or null")
+        after = value
+    elif field in ("text_format", "unit_type"):
+        if value is not None and not isinstance(value, str):
+            raise _bad(change, f"{field} is a text or null")
+        after = value
+    elif field == "span.add":
+        after = _new_span(change, annotator, n_alternatives, text_len)
+    elif field in ("span.remove", "span.update", "problem.remove"):
+        table = "spans" if field.startswith("span.") else "problems"
+        target = _int(change, (value or {}).get("id") if isinstance(value, dict) else None, "id")
+        row = get_state(conn, item, field, annotator, target)
+        if row is None or row["question_id"] != item:
+            raise _bad(change, f"no {table[:-1]} {target} on this item")
+        if field.endswith(".remove"):
+            after = None
+        else:
+            after = dict(row)
+            start, end = _int(change, value.get("start"), "start"), _int(change, value.get("end"), "end")
+            if not 0 <= start <= end <= text_len:
+                raise _bad(change, f"offsets {start}..{end} outside the passage (length {text_len})")
+            after["start"], after["end"] = start, end
+            if "origin" in value:
+                if value["origin"] not in ORIGINS:
+                    raise _bad(change, f"unknown origin {value['origin']!r}")
+                after["origin"] = value["origin"]
+    elif field == "problem.add":
+        after = _new_problem(change, annotator, n_alternatives, text_len)
+    else:  # pragma: no cover - is_known_field guards
+        raise _bad(change, "unknown field")
+    before = get_state(conn, item, field, annotator, target) if not field.endswith(".add") else None
+    return before, after, target
+
+
+def _new_span(change: Change, annotator: str, n_alternatives: int, text_len: int) -> dict:
+    v = change.value
+    if not isinstance(v, dict):
+        raise _bad(change, 'a span is {"role", "start", "end", "alternative"?, "origin"?}')
+    role = v.get("role", "evidence")
+    if role not in ROLES:
+        raise _bad(change, f"role is one of {', '.join(ROLES)}")
+    start, end = _int(change, v.get("start"), "start"), _int(change, v.get("end"), "end")
+    if not 0 <= start <= end <= text_len:
+        raise _bad(change, f"offsets {start}..{end} outside the passage (length {text_len})")
+    alternative = v.get("alternative")
+    if role == BASIS:
+        alternative = _int(change, alternative, "alternative")
+        if not 0 <= alternative < n_alternatives:
+            raise _bad(change, f"alternative {alternative} does not exist ({n_alternatives} alternatives)")
+    elif alternative is not None:
+        alternative = _int(change, alternative, "alternative")
+    origin = v.get("origin", HUMAN)
+    if origin not in ORIGINS:
+        raise _bad(change, f"unknown origin {origin!r}")
+    return {"id": None, "question_id": change.item, "role": role, "alternative": alternative, "start": start,
+            "end": end, "annotator": annotator, "origin": origin, "extra": v.get("extra") or {}}
+
+
+def _new_problem(change: Change, annotator: str, n_alternatives: int, text_len: int) -> dict:
+    v = change.value
+    if not isinstance(v, dict) or not isinstance(v.get("type"), str) or not isinstance(v.get("element"), str):
+        raise _bad(change, 'a problem is {"type", "element", "note"?, "alternative"?, "start"?, "end"?}')
+    start, end = v.get("start"), v.get("end")
+    if start is not None or end is not None:
+        start, end = _int(change, start, "start"), _int(change, end, "end")
+        if not 0 <= start <= end <= text_len:
+            raise _bad(change, f"offsets {start}..{end} outside the passage")
+    alternative = v.get("alternative")
+    if alternative is not None and not 0 <= _int(change, alternative, "alternative") < n_alternatives:
+        raise _bad(change, f"alternative {alternative} does not exist")
+    origin = v.get("origin", HUMAN)
+    if origin not in ORIGINS:
+        raise _bad(change, f"unknown origin {origin!r}")
+    return {"id": None, "question_id": change.item, "type": v["type"], "element": v["element"],
+            "annotator": annotator, "origin": origin, "note": v.get("note") or "", "alternative": alternative,
+            "start": start, "end": end, "extra": v.get("extra") or {}}
+
+
+def target_of(field: str, before: Any, after: Any) -> int | None:
+    if field.startswith(("span.", "problem.")):
+        return (after or before)["id"]
+    return None

@@ -1,0 +1,287 @@
+"""Import of domain datasets into the store: validation, idempotency, one transaction.
+
+A question id already stored with the same content is skipped (re-importing a file
+adds nothing); the same id with other content is an InputError naming the file, the
+record (the question or passage id) and the field, and nothing is written.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.errors import InputError
+from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPORTED, ORIGINS, ROLES,
+                                  Dataset, Passage, Question)
+
+from .rows import ImportResult
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def dumps(value: Any) -> str:
+    """JSON as stored: key order kept (writers restore files from it), non-ASCII as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def fingerprint(value: Any) -> str:
+    return hashlib.sha1(json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                   separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | Path | None) -> str | None:
+    """Content hash of a file, or of every file under a folder (names included)."""
+    if path is None:
+        return None
+    p = Path(path)
+    h = hashlib.sha256()
+    try:
+        if p.is_dir():
+            for f in sorted(x for x in p.rglob("*") if x.is_file() and not x.is_symlink()):
+                h.update(str(f.relative_to(p)).encode("utf-8", "surrogateescape") + b"\0")
+                _hash_into(h, f)
+        elif p.is_file():
+            _hash_into(h, p)
+        else:
+            return None
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _hash_into(h, f: Path) -> None:
+    with open(f, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+
+
+class _Plan:
+    """Rows to insert, built and checked entirely before the first write."""
+
+    def __init__(self):
+        self.passages: list[tuple] = []
+        self.dataset_passages: list[tuple] = []  # without dataset id (added at insert time)
+        self.questions: list[tuple] = []
+        self.spans: list[tuple] = []
+        self.assessments: list[tuple] = []
+        self.problems: list[tuple] = []
+        self.comments: list[tuple] = []
+        self.answerability: list[tuple] = []
+        self.predictions: list[tuple] = []
+        self.annotators: set[str] = set()
+        self.unchanged = 0
+
+
+def _check_json(file: str, record: str, field: str, value: Any) -> str:
+    try:
+        text = dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(file, record, field, f"value cannot be stored as JSON ({exc})") from exc
+    return text
+
+
+def _who(obj_annotator: str | None, annotator: str) -> str:
+    # Objects read from a file say "imported"; `--annotator NAME` attributes them to NAME.
+    if not obj_annotator or obj_annotator == DEFAULT_ANNOTATOR:
+        return annotator
+    return obj_annotator
+
+
+def question_annotations(q: Question, annotator: str) -> dict:
+    """The imported annotations of a question in a comparable form (for the fingerprint)."""
+    return {
+        "spans": [[s.role, s.alternative, s.start, s.end, _who(s.annotator, annotator), s.origin, s.extra]
+                  for s in q.spans],
+        "assessments": [[_who(a.annotator, annotator), a.values, a.text_format, a.multiple_texts,
+                         a.unit_type, a.extra] for a in q.assessments],
+        "problems": [[p.type, p.element, _who(p.annotator, annotator), p.origin, p.note, p.alternative,
+                      p.start, p.end, p.extra] for p in q.problems],
+        "comments": list(q.comments),
+        "answerability": q.answerability,
+    }
+
+
+def _validate_question(file: str, q: Question, text: str) -> None:
+    rec = q.id
+    if not isinstance(q.id, str) or not q.id:
+        raise InputError(file, q.id, "id", "question id must be a non-empty string")
+    if not isinstance(q.stem, str):
+        raise InputError(file, rec, "stem", "stem must be text")
+    if not isinstance(q.alternatives, list) or not all(isinstance(a, str) for a in q.alternatives):
+        raise InputError(file, rec, "alternatives", "alternatives must be a list of texts")
+    if len(q.alternatives) < 2:
+        raise InputError(file, rec, "alternatives", f"{len(q.alternatives)} alternative(s); at least 2 needed")
+    if q.key is not None and (not isinstance(q.key, int) or isinstance(q.key, bool)
+                              or not 0 <= q.key < len(q.alternatives)):
+        raise InputError(file, rec, "key", f"key {q.key!r} is not one of the {len(q.alternatives)} alternatives")
+    if q.answerability is not None and q.answerability not in ANSWERABILITY:
+        raise InputError(file, rec, "answerability", f"unknown answerability {q.answerability!r}")
+    n = len(text)
+    for s in q.spans:
+        if s.role not in ROLES:
+            raise InputError(file, rec, "span.role", f"unknown span role {s.role!r}")
+        if s.origin not in ORIGINS:
+            raise InputError(file, rec, "span.origin", f"unknown span origin {s.origin!r}")
+        if not (isinstance(s.start, int) and isinstance(s.end, int) and 0 <= s.start <= s.end <= n):
+            raise InputError(file, rec, f"{s.role} span",
+                             f"offsets {s.start}..{s.end} outside the passage (length {n})")
+        if s.role == BASIS and s.alternative is not None and not 0 <= s.alternative < len(q.alternatives):
+            raise InputError(file, rec, "basis", f"basis of alternative {s.alternative} that does not exist")
+    for p in q.problems:
+        if p.start is not None and p.end is not None and not (0 <= p.start <= p.end <= n):
+            raise InputError(file, rec, "problem", f"offsets {p.start}..{p.end} outside the passage")
+    for pr in q.predictions:
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pr.probabilities):
+            raise InputError(file, rec, "probabilities", "probabilities must be finite numbers")
+
+
+def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tuple[_Plan, list[list]]:
+    """Check everything against the database and build the rows; writes nothing."""
+    plan = _Plan()
+    stored_passages = {r[0]: r[1] for r in conn.execute("SELECT id, text FROM passages")}
+    stored_questions = {r[0]: r[1:] for r in conn.execute(
+        "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions")}
+    new_passages: dict[str, str] = {}
+    seen_questions: dict[str, tuple] = {}
+    per_dataset: list[list] = []  # per dataset: [dataset, passage rows, question rows]
+    ts = now()
+    for dataset in datasets:
+        ds_passages: list[tuple] = []
+        ds_questions: list[tuple] = []
+        q_position = 0
+        for p_position, p in enumerate(dataset.passages):
+            _plan_passage(file, p, stored_passages, new_passages, plan)
+            ds_passages.append((p.id, p_position, p.source or dataset.source, p.split, p.level,
+                                _check_json(file, p.id, "extra", p.extra)))
+            for q in p.questions:
+                _validate_question(file, q, p.text)
+                if q.passage_id != p.id:
+                    raise InputError(file, q.id, "passage_id",
+                                     f"question says passage {q.passage_id!r} but sits in passage {p.id!r}")
+                alternatives = dumps(q.alternatives)
+                extra = _check_json(file, q.id, "extra", q.extra)
+                ann = fingerprint(question_annotations(q, annotator))
+                content = (p.id, q.index, q.stem, alternatives, q.key, extra, ann)
+                old = stored_questions.get(q.id) or seen_questions.get(q.id)
+                if old is not None:
+                    _same_question(file, q.id, old, content)
+                    plan.unchanged += 1
+                    continue
+                seen_questions[q.id] = content
+                ds_questions.append((q.id, p.id, q.index, q_position, q.stem, alternatives, q.key,
+                                     q.source or p.source or dataset.source,
+                                     dumps(list(q.unanswerable_alternatives)), extra, ann))
+                q_position += 1
+                _plan_annotations(file, q, annotator, ts, plan)
+        per_dataset.append([dataset, ds_passages, ds_questions])
+    return plan, per_dataset
+
+
+def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:
+    if not isinstance(p.id, str) or not p.id:
+        raise InputError(file, p.id, "id", "passage id must be a non-empty string")
+    if not isinstance(p.text, str):
+        raise InputError(file, p.id, "text", "passage text must be text")
+    known = stored.get(p.id, new.get(p.id))
+    if known is not None:
+        if known != p.text:
+            raise InputError(file, p.id, "text", "a passage with this id is already stored with a different text")
+        return
+    new[p.id] = p.text
+    plan.passages.append((p.id, p.text, p.source, p.split, p.level, _check_json(file, p.id, "extra", p.extra)))
+
+
+_FIELDS = ("passage", "index", "stem", "alternatives", "key", "extra", "annotations")
+
+
+def _same_question(file: str, qid: str, old: tuple, new: tuple) -> None:
+    for name, a, b in zip(_FIELDS, old, new):
+        if a != b:
+            raise InputError(file, qid, name, "a question with this id is already stored with different content")
+
+
+def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Plan) -> None:
+    for s in q.spans:
+        who = _who(s.annotator, annotator)
+        plan.annotators.add(who)
+        plan.spans.append((q.id, s.role, s.alternative, s.start, s.end, who, s.origin,
+                           _check_json(file, q.id, "span.extra", s.extra)))
+    for a in q.assessments:
+        who = _who(a.annotator, annotator)
+        plan.annotators.add(who)
+        plan.assessments.append((q.id, who, IMPORTED, _check_json(file, q.id, "difficulty", a.values),
+                                 a.text_format, None if a.multiple_texts is None else int(bool(a.multiple_texts)),
+                                 a.unit_type, _check_json(file, q.id, "assessment.extra", a.extra)))
+    for pr in q.problems:
+        who = _who(pr.annotator, annotator)
+        plan.annotators.add(who)
+        plan.problems.append((q.id, pr.type, pr.element, who, pr.origin, pr.note or "", pr.alternative,
+                              pr.start, pr.end, _check_json(file, q.id, "problem.extra", pr.extra)))
+    for i, c in enumerate(q.comments):
+        if not isinstance(c, str):
+            raise InputError(file, q.id, "comments", "comments must be texts")
+        plan.comments.append((q.id, annotator, IMPORTED, i, c))
+    if q.answerability is not None:
+        plan.answerability.append((q.id, annotator, q.answerability, IMPORTED, ts))
+    for pr in q.predictions:
+        plan.predictions.append((q.id, pr.model_id, pr.input_format, dumps(list(pr.probabilities)),
+                                 pr.evidence, _check_json(file, q.id, "prediction.extra", pr.extra), ts))
+
+
+def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file: str | None,
+               sha: str | None, result: ImportResult) -> None:
+    """Insert the planned rows (caller holds the transaction)."""
+    ts = now()
+    plan.annotators.add(annotator)
+    conn.executemany("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'import', ?)",
+                     [(a, ts) for a in sorted(plan.annotators)])
+    conn.executemany("INSERT INTO passages (id, text, source, split, level, extra) VALUES (?,?,?,?,?,?)",
+                     plan.passages)
+    for dataset, ds_passages, ds_questions in per_dataset:
+        if not ds_questions and not any(r[0] in {p[0] for p in plan.passages} for r in ds_passages):
+            continue  # everything in it is already stored
+        cur = conn.execute(
+            "INSERT INTO datasets (source, file, sha256, annotator, imported_at, extra) VALUES (?,?,?,?,?,?)",
+            (dataset.source, file, sha, annotator, ts, _check_json(file or "", "dataset", "extra", dataset.extra)))
+        did = cur.lastrowid
+        result.datasets += 1
+        conn.executemany(
+            "INSERT INTO dataset_passages (dataset_id, passage_id, position, source, split, level, extra) "
+            "VALUES (?,?,?,?,?,?,?)", [(did, *r) for r in ds_passages])
+        conn.executemany(
+            "INSERT INTO questions (id, dataset_id, passage_id, idx, position, stem, alternatives, key, source, "
+            "unanswerable_alternatives, extra, imported_annotations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(r[0], did, *r[1:]) for r in ds_questions])
+        for r in ds_questions:
+            result.per_source[r[7]] = result.per_source.get(r[7], 0) + 1
+        conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
+                     (file, sha, did, annotator, ts))
+    conn.executemany(
+        'INSERT INTO spans (question_id, role, alternative, start, "end", annotator, origin, extra) '
+        "VALUES (?,?,?,?,?,?,?,?)", plan.spans)
+    conn.executemany(
+        'INSERT INTO assessments (question_id, annotator, origin, "values", text_format, multiple_texts, '
+        "unit_type, extra) VALUES (?,?,?,?,?,?,?,?)", plan.assessments)
+    conn.executemany(
+        'INSERT INTO problems (question_id, type, element, annotator, origin, note, alternative, start, "end", '
+        "extra) VALUES (?,?,?,?,?,?,?,?,?,?)", plan.problems)
+    conn.executemany("INSERT INTO comments (question_id, annotator, origin, position, text) VALUES (?,?,?,?,?)",
+                     plan.comments)
+    conn.executemany("INSERT INTO answerability (question_id, annotator, label, origin, ts) VALUES (?,?,?,?,?)",
+                     plan.answerability)
+    conn.executemany(
+        "INSERT OR IGNORE INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, "
+        "created_at) VALUES (?,?,?,?,?,?,?)", plan.predictions)
+    result.passages = len(plan.passages)
+    result.questions = sum(len(d[2]) for d in per_dataset)
+    result.spans = len(plan.spans)
+    result.assessments = len(plan.assessments)
+    result.problems = len(plan.problems)
+    result.comments = len(plan.comments)
+    result.predictions = len(plan.predictions)
+    result.unchanged_questions = plan.unchanged

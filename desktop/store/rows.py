@@ -1,0 +1,90 @@
+"""Light result records the store hands out (navigator rows, history rows, import summaries)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ItemRow:
+    """One question as the navigator lists it: enough to draw a row, nothing heavy."""
+
+    item_id: str
+    passage_id: str
+    source: str
+    index: int
+    stem: str
+    status: str
+    n_evidence: int
+    n_bases: int
+    n_problems: int
+    has_assessment: bool
+    answerability: str | None
+
+    @property
+    def has_evidence(self) -> bool:
+        return self.n_evidence > 0
+
+    @property
+    def has_bases(self) -> bool:
+        return self.n_bases > 0
+
+
+@dataclass
+class HistoryRow:
+    """One entry of the audit trail.
+
+    `kind` is "change" (an edit), "undo" / "redo" (which point at the change they
+    reverted or re-applied through `ref`), "import" or "predictions".  `undone` is
+    True while a change is currently reverted.
+    """
+
+    id: int
+    annotator: str
+    ts: str
+    item: str | None
+    field: str
+    before: Any
+    after: Any
+    kind: str = "change"
+    ref: int | None = None
+    undone: bool = False
+
+
+@dataclass
+class ImportResult:
+    """What one `import_datasets` call added; all zero when the file was already there."""
+
+    file: str | None = None
+    sha256: str | None = None
+    datasets: int = 0
+    passages: int = 0
+    questions: int = 0
+    spans: int = 0
+    assessments: int = 0
+    problems: int = 0
+    comments: int = 0
+    predictions: int = 0
+    unchanged_questions: int = 0  # already stored with the same content
+    already_imported: bool = False  # the same file (same sha256) was imported before
+    history_id: int | None = None
+    per_source: dict[str, int] = field(default_factory=dict)  # new questions per source
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.passages or self.questions or self.spans or self.assessments
+                    or self.problems or self.comments or self.predictions or self.datasets)
+
+    def summary(self) -> str:
+        if self.already_imported:
+            return f"{self.file}: already imported, nothing added"
+        if not self.changed:
+            return f"{self.file}: nothing new ({self.unchanged_questions} questions already stored)"
+        parts = [f"{self.passages} passages", f"{self.questions} questions",
+                 f"{self.spans} spans", f"{self.assessments} assessments",
+                 f"{self.problems} problems", f"{self.comments} comments"]
+        if self.predictions:
+            parts.append(f"{self.predictions} predictions")
+        if self.unchanged_questions:
+            parts.append(f"{self.unchanged_questions} questions already stored")
+        return f"{self.file or 'datasets'}: added " + ", ".join(parts)

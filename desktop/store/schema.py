@@ -1,0 +1,189 @@
+"""The schema of annotations.db and its migrations.
+
+The schema version lives in `schema_version` (one row) and in `PRAGMA user_version`.
+Each migration runs inside one transaction together with the version bump, so a
+crash mid-upgrade leaves the old schema; before upgrading a database that already
+has data, `Store.open` writes a backup copy `<db>.bak-v<old version>` next to it.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE annotators (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL DEFAULT 'human',          -- human | import | model
+    created_at TEXT NOT NULL
+);
+CREATE TABLE datasets (                          -- one row per imported file (the "imports")
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    file TEXT,
+    sha256 TEXT,
+    annotator TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX datasets_sha256 ON datasets(sha256);
+CREATE TABLE imports (                           -- every file ever imported, new content or not
+    id INTEGER PRIMARY KEY,
+    file TEXT,
+    sha256 TEXT,
+    dataset_id INTEGER REFERENCES datasets(id),
+    annotator TEXT NOT NULL,
+    ts TEXT NOT NULL
+);
+CREATE INDEX imports_sha256 ON imports(sha256);
+CREATE TABLE passages (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,                          -- never edited after import
+    source TEXT NOT NULL,
+    split TEXT,
+    level TEXT,
+    extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE dataset_passages (                  -- a passage as one file holds it (order, file-level extras)
+    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    position INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    split TEXT,
+    level TEXT,
+    extra TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (dataset_id, passage_id)
+);
+CREATE TABLE questions (
+    id TEXT PRIMARY KEY,                         -- the source id: 0_0, <pid>-<j>
+    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+    passage_id TEXT NOT NULL REFERENCES passages(id),
+    idx INTEGER NOT NULL,
+    position INTEGER NOT NULL,                   -- order within its file
+    stem TEXT NOT NULL,
+    alternatives TEXT NOT NULL,                  -- JSON list
+    key INTEGER,
+    source TEXT NOT NULL,
+    unanswerable_alternatives TEXT NOT NULL DEFAULT '[]',
+    extra TEXT NOT NULL DEFAULT '{}',
+    imported_annotations TEXT NOT NULL DEFAULT '',  -- fingerprint: same id, other content = error
+    status TEXT NOT NULL DEFAULT 'untouched'
+        CHECK (status IN ('untouched', 'in progress', 'done'))
+);
+CREATE INDEX questions_passage ON questions(passage_id);
+CREATE INDEX questions_dataset ON questions(dataset_id, position);
+CREATE TABLE spans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,        -- never reused: undo/redo re-insert rows under their id
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    role TEXT NOT NULL CHECK (role IN ('evidence', 'basis', 'required')),
+    alternative INTEGER,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    annotator TEXT NOT NULL,
+    origin TEXT NOT NULL CHECK (origin IN ('imported', 'human', 'model', 'model-accepted')),
+    extra TEXT NOT NULL DEFAULT '{}',
+    CHECK (start >= 0 AND "end" >= start)
+);
+CREATE INDEX spans_question ON spans(question_id, role);
+CREATE TABLE assessments (
+    id INTEGER PRIMARY KEY,
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    annotator TEXT NOT NULL,
+    origin TEXT NOT NULL DEFAULT 'human',
+    "values" TEXT NOT NULL DEFAULT '{}',
+    text_format TEXT,
+    multiple_texts INTEGER,
+    unit_type TEXT,
+    extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX assessments_question ON assessments(question_id, annotator);
+CREATE TABLE problems (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    type TEXT NOT NULL,
+    element TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    alternative INTEGER,
+    start INTEGER,
+    "end" INTEGER,
+    extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX problems_question ON problems(question_id);
+CREATE TABLE comments (
+    id INTEGER PRIMARY KEY,
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    annotator TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX comments_question ON comments(question_id, annotator);
+CREATE TABLE answerability (
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    annotator TEXT NOT NULL,
+    label TEXT NOT NULL CHECK (label IN ('answerable', 'unanswerable', 'unsure')),
+    origin TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    PRIMARY KEY (question_id, annotator)
+);
+CREATE TABLE notes (                             -- the free-text problems note, per annotator
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    annotator TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (question_id, annotator)
+);
+CREATE TABLE predictions (
+    id INTEGER PRIMARY KEY,
+    question_id TEXT NOT NULL REFERENCES questions(id),
+    model_id TEXT NOT NULL,
+    input_format TEXT NOT NULL,
+    probabilities TEXT NOT NULL,                 -- JSON list
+    evidence TEXT,
+    extra TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    UNIQUE (question_id, model_id, input_format)
+);
+CREATE TABLE history (
+    id INTEGER PRIMARY KEY,
+    annotator TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    item TEXT,
+    field TEXT NOT NULL,
+    before TEXT,                                 -- JSON
+    after TEXT,                                  -- JSON
+    kind TEXT NOT NULL DEFAULT 'change',         -- change, undo, redo, import, predictions
+    ref INTEGER REFERENCES history(id),          -- the change an undo/redo acted on
+    undone INTEGER NOT NULL DEFAULT 0            -- 1 while reverted, 2 once a newer change made redo impossible
+);
+CREATE INDEX history_item ON history(item);
+CREATE INDEX history_annotator ON history(annotator, kind, undone);
+"""
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+# version reached -> function that upgrades from the previous version
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1}
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_version'").fetchone()
+    if row is None:
+        return 0
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def set_version(conn: sqlite3.Connection, version: int) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    conn.execute("DELETE FROM schema_version")
+    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+    conn.execute(f"PRAGMA user_version = {int(version)}")

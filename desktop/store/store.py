@@ -1,0 +1,436 @@
+"""`Store`: the annotation database (SQLite through sqlite-utils) as the rest of the product sees it."""
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.changes import Change
+from desktop.domain.errors import StoreError
+from desktop.domain.model import (DEFAULT_ANNOTATOR, IMPORTED, Assessment, Dataset, Passage, Prediction,
+                                  ProblemTag, Question, Span)
+
+from . import edits, imports
+from .connection import Connection
+from .rows import HistoryRow, ImportResult, ItemRow
+
+
+def default_annotator() -> str:
+    """The operating-system user name, so edits are attributed without asking."""
+    try:
+        return os.environ.get("MCQLENS_ANNOTATOR") or getpass.getuser() or "annotator"
+    except Exception:  # getuser fails without a login name (containers)
+        return "annotator"
+
+
+class Store:
+    """All reads and writes of annotations.db.
+
+    Every write is one transaction; every edit (`apply`) writes its history row in
+    that same transaction.  Safe to share between the GUI thread and one worker
+    (calls are serialised by a lock).
+    """
+
+    def __init__(self, connection: Connection, annotator: str | None = None):
+        self._c = connection
+        self.migrated_from = self._c.migrate()
+        self.annotator = annotator or default_annotator()
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, annotator: str | None = None) -> "Store":
+        """Open (creating on first use) the database at `path`; upgrades an older schema
+        after writing `<path>.bak-v<N>` next to it."""
+        p = Path(path)
+        if p.is_dir():
+            raise StoreError(f"{p} is a folder, not a database file")
+        if not p.parent.exists():
+            raise StoreError(f"cannot create database {p}: folder {p.parent} does not exist")
+        return cls(Connection(str(p)), annotator)
+
+    @classmethod
+    def memory(cls, annotator: str | None = None) -> "Store":
+        """A private in-memory database (tests, previews)."""
+        return cls(Connection(None), annotator)
+
+    @property
+    def path(self) -> str:
+        return self._c.path
+
+    def close(self) -> None:
+        self._c.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def db(self):
+        """The sqlite-utils Database on the same connection (read-only use by reports)."""
+        import sqlite_utils
+        return sqlite_utils.Database(self._c.conn)
+
+    # ------------------------------------------------------------ import / load
+
+    def import_datasets(self, datasets: Iterable[Dataset], annotator: str = DEFAULT_ANNOTATOR,
+                        file: str | os.PathLike | None = None) -> ImportResult:
+        """Store datasets read from `file` in one transaction.
+
+        Idempotent: the same file (same sha256) again adds nothing; questions already
+        stored with identical content are skipped; the same id with other content is an
+        InputError (file, record, field) and nothing is written.
+        """
+        datasets = list(datasets)
+        name = str(file) if file is not None else None
+        sha = imports.file_sha256(file)
+        result = ImportResult(file=name, sha256=sha)
+        if sha is not None and self._c.query("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)):
+            result.already_imported = True
+            return result
+        with self._c.transaction() as conn:
+            plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets")
+            imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
+            if result.changed:
+                result.history_id = self._history(
+                    conn, annotator, None, "import", None,
+                    {"file": name, "sha256": sha, "passages": result.passages, "questions": result.questions,
+                     "spans": result.spans}, kind="import")
+        return result
+
+    def load_datasets(self, source: str | None = None, annotator: str | None = None) -> list[Dataset]:
+        """The stored datasets, one per imported file, in import order, passages and questions
+        in file order, every `extra` as it was read, with annotations.
+
+        `annotator=None`: everyone's annotations; `annotator=NAME`: the imported ones and NAME's.
+        """
+        sql, params = "SELECT id, source, extra FROM datasets", []
+        if source:
+            sql, params = sql + " WHERE source=?", [source]
+        out = []
+        for ds in self._c.query(sql + " ORDER BY id", params):
+            dataset = Dataset(source=ds["source"], extra=json.loads(ds["extra"]))
+            passages = {}
+            for r in self._c.query(
+                    "SELECT dp.passage_id, dp.source, dp.split, dp.level, dp.extra, p.text FROM dataset_passages dp "
+                    "JOIN passages p ON p.id = dp.passage_id WHERE dp.dataset_id=? ORDER BY dp.position",
+                    (ds["id"],)):
+                passages[r["passage_id"]] = Passage(id=r["passage_id"], text=r["text"], source=r["source"],
+                                                    split=r["split"], level=r["level"], extra=json.loads(r["extra"]))
+            for q in self._questions("q.dataset_id = ?", [ds["id"]], annotator):
+                passages[q.passage_id].questions.append(q)
+            dataset.passages = list(passages.values())
+            out.append(dataset)
+        return out
+
+    # ------------------------------------------------------------ reading items
+
+    def question(self, item_id: str, annotator: str | None = None) -> Question:
+        """One question with all its annotations (`annotator`: imported ones and that annotator's only)."""
+        found = self._questions("q.id = ?", [item_id], annotator)
+        if not found:
+            raise StoreError(f"unknown item {item_id!r}")
+        return found[0]
+
+    def passage(self, passage_id: str) -> Passage:
+        """A passage's text and its questions (without annotations), in import order."""
+        rows = self._c.query("SELECT id, text, source, split, level, extra FROM passages WHERE id=?", (passage_id,))
+        if not rows:
+            raise StoreError(f"unknown passage {passage_id!r}")
+        r = rows[0]
+        p = Passage(id=r["id"], text=r["text"], source=r["source"], split=r["split"], level=r["level"],
+                    extra=json.loads(r["extra"]))
+        for q in self._c.query("SELECT * FROM questions WHERE passage_id=? ORDER BY dataset_id, position",
+                               (passage_id,)):
+            p.questions.append(_question_row(q))
+        return p
+
+    def items(self, source: str | None = None, status: str | None = None, search: str | None = None,
+              passage_id: str | None = None) -> list[ItemRow]:
+        """Light rows for the navigator, in import order, in one query.
+
+        `search` matches (case-insensitively, LIKE) the item id, the stem, the
+        alternatives or the passage text.
+        """
+        where, params = [], []
+        if source:
+            where.append("q.source = ?"); params.append(source)
+        if status:
+            where.append("q.status = ?"); params.append(status)
+        if passage_id:
+            where.append("q.passage_id = ?"); params.append(passage_id)
+        if search:
+            like = f"%{_escape_like(search)}%"
+            where.append("(q.id LIKE ? ESCAPE '\\' OR q.stem LIKE ? ESCAPE '\\' OR q.alternatives LIKE ? ESCAPE '\\' "
+                         "OR q.passage_id IN (SELECT id FROM passages WHERE text LIKE ? ESCAPE '\\'))")
+            params += [like, like, like, like]
+        sql = (
+            "SELECT q.id, q.passage_id, q.source, q.idx, q.stem, q.status, "
+            "coalesce(s.n_evidence, 0) AS n_evidence, coalesce(s.n_bases, 0) AS n_bases, "
+            "coalesce(pr.n, 0) AS n_problems, a.question_id IS NOT NULL AS has_assessment, "
+            "(SELECT label FROM answerability an WHERE an.question_id = q.id ORDER BY an.ts DESC LIMIT 1) "
+            "AS answerability "
+            "FROM questions q "
+            "LEFT JOIN (SELECT question_id, sum(role = 'evidence') AS n_evidence, sum(role = 'basis') AS n_bases "
+            "FROM spans GROUP BY question_id) s ON s.question_id = q.id "
+            "LEFT JOIN (SELECT question_id, count(*) AS n FROM problems GROUP BY question_id) pr "
+            "ON pr.question_id = q.id "
+            "LEFT JOIN (SELECT DISTINCT question_id FROM assessments) a ON a.question_id = q.id "
+            + (("WHERE " + " AND ".join(where)) if where else "")
+            + " ORDER BY q.dataset_id, q.position")
+        return [ItemRow(item_id=r[0], passage_id=r[1], source=r[2], index=r[3], stem=r[4], status=r[5],
+                        n_evidence=r[6], n_bases=r[7], n_problems=r[8], has_assessment=bool(r[9]),
+                        answerability=r[10]) for r in self._c.query(sql, params)]
+
+    def search(self, text: str) -> list[str]:
+        """Item ids whose id, stem, alternatives or passage contain `text`."""
+        return [r.item_id for r in self.items(search=text)]
+
+    def note(self, item_id: str, annotator: str | None = None) -> str | None:
+        """The free-text problems note (`field="note"`) of `annotator` (default: the store's)."""
+        rows = self._c.query("SELECT text FROM notes WHERE question_id=? AND annotator=?",
+                             (item_id, annotator or self.annotator))
+        return rows[0][0] if rows else None
+
+    def annotators(self) -> list[str]:
+        return [r[0] for r in self._c.query("SELECT name FROM annotators ORDER BY name")]
+
+    # ------------------------------------------------------------ edits, undo, history
+
+    def apply(self, change: Change) -> int:
+        """Apply one edit in one transaction with its history row; returns the history id.
+
+        A question edited for the first time moves from "untouched" to "in progress".
+        """
+        who = change.annotator or self.annotator
+        with self._c.transaction() as conn:
+            before, after, target = edits.plan_change(conn, change, who)
+            self._ensure_annotator(conn, who)
+            row_id = edits.set_state(conn, change.item, change.field, who, after, target)
+            if change.field.endswith(".add"):
+                after = dict(after, id=row_id)
+            if change.field != "status":
+                conn.execute("UPDATE questions SET status='in progress' WHERE id=? AND status='untouched'",
+                             (change.item,))
+            # a fresh edit ends what this annotator could still redo
+            conn.execute("UPDATE history SET undone=2 WHERE annotator=? AND kind='change' AND undone=1", (who,))
+            return self._history(conn, who, change.item, change.field, before, after)
+
+    def undo(self, annotator: str | None = None) -> HistoryRow | None:
+        """Revert the annotator's latest change still in effect; returns the new "undo"
+        history row (its `ref` is the change), or None when there is nothing to undo.
+
+        Refuses (StoreError) when someone changed that field since, rather than lose their edit.
+        """
+        who = annotator or self.annotator
+        with self._c.transaction() as conn:
+            row = conn.execute("SELECT id FROM history WHERE annotator=? AND kind='change' AND undone=0 "
+                               "ORDER BY id DESC LIMIT 1", (who,)).fetchone()
+            if row is None:
+                return None
+            change = self._history_row(conn, row[0])
+            self._restore(conn, change, change.after, change.before)
+            conn.execute("UPDATE history SET undone=1 WHERE id=?", (change.id,))
+            hid = self._history(conn, who, change.item, change.field, change.after, change.before,
+                                kind="undo", ref=change.id)
+            return self._history_row(conn, hid)
+
+    def redo(self, annotator: str | None = None) -> HistoryRow | None:
+        """Re-apply the annotator's most recently undone change; returns the "redo" history row."""
+        who = annotator or self.annotator
+        with self._c.transaction() as conn:
+            row = conn.execute(
+                "SELECT c.id FROM history u JOIN history c ON c.id = u.ref WHERE u.annotator=? AND u.kind='undo' "
+                "AND c.undone=1 ORDER BY u.id DESC LIMIT 1", (who,)).fetchone()
+            if row is None:
+                return None
+            change = self._history_row(conn, row[0])
+            self._restore(conn, change, change.before, change.after)
+            conn.execute("UPDATE history SET undone=0 WHERE id=?", (change.id,))
+            hid = self._history(conn, who, change.item, change.field, change.before, change.after,
+                                kind="redo", ref=change.id)
+            return self._history_row(conn, hid)
+
+    def can_undo(self, annotator: str | None = None) -> bool:
+        return bool(self._c.query("SELECT 1 FROM history WHERE annotator=? AND kind='change' AND undone=0 LIMIT 1",
+                                  (annotator or self.annotator,)))
+
+    def can_redo(self, annotator: str | None = None) -> bool:
+        return bool(self._c.query(
+            "SELECT 1 FROM history u JOIN history c ON c.id = u.ref WHERE u.annotator=? AND u.kind='undo' "
+            "AND c.undone=1 LIMIT 1", (annotator or self.annotator,)))
+
+    def history(self, item_id: str | None = None, since: int | None = None) -> list[HistoryRow]:
+        """The audit trail, oldest first: all of it, one item's, or the rows after id `since`
+        (a second window polls this to refresh after another program's edits)."""
+        where, params = [], []
+        if item_id is not None:
+            where.append("item = ?"); params.append(item_id)
+        if since is not None:
+            where.append("id > ?"); params.append(since)
+        sql = "SELECT * FROM history" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        return [_history(r) for r in self._c.query(sql, params)]
+
+    def last_history_id(self) -> int:
+        return self._c.query("SELECT coalesce(max(id), 0) FROM history")[0][0]
+
+    # ------------------------------------------------------------ model outputs
+
+    def add_predictions(self, rows: Iterable[tuple[str, Prediction]] | Iterable[dict]) -> int:
+        """Store model outputs: (item_id, Prediction) pairs or dicts with item, model_id,
+        input_format, probabilities, evidence?, extra?.  One transaction; a newer output
+        for the same (item, model, input format) replaces the older.  Returns the count."""
+        ts = imports.now()
+        values = []
+        for row in rows:
+            if isinstance(row, dict):
+                item = row.get("item") or row.get("item_id") or row.get("question_id")
+                pred = Prediction(model_id=row["model_id"], input_format=row.get("input_format", "standard"),
+                                  probabilities=list(row.get("probabilities") or []), evidence=row.get("evidence"),
+                                  extra=row.get("extra") or {})
+            else:
+                item, pred = row
+            values.append((item, pred.model_id, pred.input_format, imports.dumps([float(x) for x in pred.probabilities]),
+                           pred.evidence, imports.dumps(pred.extra), ts))
+        if not values:
+            return 0
+        with self._c.transaction() as conn:
+            known = {r[0] for r in conn.execute("SELECT id FROM questions")}
+            unknown = sorted({v[0] for v in values} - known)
+            if unknown:
+                raise StoreError(f"predictions for unknown item(s): {', '.join(map(str, unknown[:5]))}")
+            conn.executemany(
+                "INSERT INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, "
+                "created_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT (question_id, model_id, input_format) DO UPDATE SET "
+                "probabilities=excluded.probabilities, evidence=excluded.evidence, extra=excluded.extra, "
+                "created_at=excluded.created_at", values)
+            models = sorted({v[1] for v in values})
+            self._history(conn, self.annotator, None, "predictions", None, {"models": models, "rows": len(values)},
+                          kind="predictions")
+        return len(values)
+
+    def predictions(self, item_id: str, model_id: str | None = None) -> list[Prediction]:
+        sql = "SELECT * FROM predictions WHERE question_id=?"
+        params: list[Any] = [item_id]
+        if model_id:
+            sql += " AND model_id=?"; params.append(model_id)
+        return [_prediction(r) for r in self._c.query(sql + " ORDER BY id", params)]
+
+    # ------------------------------------------------------------ counts
+
+    def stats(self) -> dict:
+        """{"sources": {source: {"passages", "questions"}}, "status": {status: n},
+        "annotations": {table: rows}, "annotators": [...], "history": n}."""
+        sources: dict[str, dict[str, int]] = {}
+        for r in self._c.query("SELECT source, count(*) FROM questions GROUP BY source ORDER BY source"):
+            sources[r[0]] = {"passages": 0, "questions": r[1]}
+        for r in self._c.query("SELECT q.source, count(DISTINCT q.passage_id) FROM questions q GROUP BY q.source"):
+            sources[r[0]]["passages"] = r[1]
+        status = {s: 0 for s in ("untouched", "in progress", "done")}
+        for r in self._c.query("SELECT status, count(*) FROM questions GROUP BY status"):
+            status[r[0]] = r[1]
+        annotations = {}
+        for table in ("passages", "questions", "spans", "assessments", "problems", "comments", "answerability",
+                      "notes", "predictions", "history"):
+            annotations[table] = self._c.query(f"SELECT count(*) FROM {table}")[0][0]
+        by_role = {r[0]: r[1] for r in self._c.query("SELECT role, count(*) FROM spans GROUP BY role")}
+        return {"sources": sources, "status": status, "annotations": annotations, "spans_by_role": by_role,
+                "annotators": self.annotators(), "history": annotations["history"]}
+
+    # ------------------------------------------------------------ internals
+
+    def _questions(self, where: str, params: list, annotator: str | None) -> list[Question]:
+        rows = self._c.query(f"SELECT * FROM questions q WHERE {where} ORDER BY q.dataset_id, q.position", params)
+        if not rows:
+            return []
+        questions = {r["id"]: _question_row(r) for r in rows}
+        sub = f"SELECT q.id FROM questions q WHERE {where}"
+        mine = ""
+        extra_params: list = []
+        if annotator is not None:
+            mine = " AND (origin = 'imported' OR annotator = ?)"
+            extra_params = [annotator]
+        for r in self._c.query(f"SELECT * FROM spans WHERE question_id IN ({sub}){mine} ORDER BY id",
+                               params + extra_params):
+            questions[r["question_id"]].spans.append(Span(
+                start=r["start"], end=r["end"], role=r["role"], alternative=r["alternative"],
+                annotator=r["annotator"], origin=r["origin"], extra=json.loads(r["extra"]), id=r["id"]))
+        for r in self._c.query(f"SELECT * FROM assessments WHERE question_id IN ({sub}){mine} ORDER BY id",
+                               params + extra_params):
+            questions[r["question_id"]].assessments.append(Assessment(
+                values=json.loads(r["values"]), annotator=r["annotator"], text_format=r["text_format"],
+                multiple_texts=None if r["multiple_texts"] is None else bool(r["multiple_texts"]),
+                unit_type=r["unit_type"], extra=json.loads(r["extra"])))
+        for r in self._c.query(f"SELECT * FROM problems WHERE question_id IN ({sub}){mine} ORDER BY id",
+                               params + extra_params):
+            questions[r["question_id"]].problems.append(ProblemTag(
+                type=r["type"], element=r["element"], annotator=r["annotator"], origin=r["origin"], note=r["note"],
+                alternative=r["alternative"], start=r["start"], end=r["end"], extra=json.loads(r["extra"]),
+                id=r["id"]))
+        for r in self._c.query(f"SELECT question_id, text FROM comments WHERE question_id IN ({sub}){mine} "
+                               "ORDER BY origin != 'imported', annotator, position, id", params + extra_params):
+            questions[r[0]].comments.append(r[1])
+        labels: dict[str, list] = defaultdict(list)
+        for r in self._c.query(f"SELECT question_id, annotator, label, ts FROM answerability WHERE question_id IN "
+                               f"({sub}){mine} ORDER BY ts", params + extra_params):
+            labels[r[0]].append((r[1], r[2]))
+        for qid, found in labels.items():
+            own = [label for who, label in found if who == annotator]
+            questions[qid].answerability = own[-1] if own else found[-1][1]
+        for r in self._c.query(f"SELECT * FROM predictions WHERE question_id IN ({sub}) ORDER BY id", params):
+            questions[r["question_id"]].predictions.append(_prediction(r))
+        return list(questions.values())
+
+    def _restore(self, conn, change: HistoryRow, expected: Any, state: Any) -> None:
+        target = edits.target_of(change.field, change.before, change.after)
+        who = change.annotator
+        current = edits.get_state(conn, change.item, change.field, who, target)
+        if current != expected:
+            raise StoreError(f"item {change.item}, field {change.field}: changed since (history {change.id}); "
+                             "not undone, to keep the later edit")
+        edits.set_state(conn, change.item, change.field, who, state, target)
+
+    def _ensure_annotator(self, conn, name: str) -> None:
+        conn.execute("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'human', ?)",
+                     (name, imports.now()))
+
+    def _history(self, conn, annotator: str, item: str | None, field: str, before: Any, after: Any,
+                 kind: str = "change", ref: int | None = None) -> int:
+        cur = conn.execute(
+            "INSERT INTO history (annotator, ts, item, field, before, after, kind, ref) VALUES (?,?,?,?,?,?,?,?)",
+            (annotator, imports.now(), item, field, imports.dumps(before), imports.dumps(after), kind, ref))
+        return cur.lastrowid
+
+    def _history_row(self, conn, hid: int) -> HistoryRow:
+        cur = conn.execute("SELECT * FROM history WHERE id=?", (hid,))
+        names = [d[0] for d in cur.description]
+        return _history(dict(zip(names, cur.fetchone())))
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _question_row(r) -> Question:
+    return Question(id=r["id"], passage_id=r["passage_id"], index=r["idx"], stem=r["stem"],
+                    alternatives=json.loads(r["alternatives"]), key=r["key"], source=r["source"],
+                    unanswerable_alternatives=json.loads(r["unanswerable_alternatives"]),
+                    extra=json.loads(r["extra"]))
+
+
+def _prediction(r) -> Prediction:
+    return Prediction(model_id=r["model_id"], input_format=r["input_format"],
+                      probabilities=json.loads(r["probabilities"]), evidence=r["evidence"],
+                      extra=json.loads(r["extra"]))
+
+
+def _history(r) -> HistoryRow:
+    return HistoryRow(id=r["id"], annotator=r["annotator"], ts=r["ts"], item=r["item"], field=r["field"],
+                      before=None if r["before"] is None else json.loads(r["before"]),
+                      after=None if r["after"] is None else json.loads(r["after"]),
+                      kind=r["kind"], ref=r["ref"], undone=bool(r["undone"]))
