@@ -75,7 +75,8 @@ def detect(path: str | os.PathLike) -> str:
     first = head.lstrip()
     if '"mcq"' in head and '"test"' in head:
         return "embrace"
-    if '"evidences"' in head and first.startswith("{"):
+    # ExpMRC wraps passages in {"version", "data": [...]}; "evidences" may lie beyond the sniffed head
+    if first.startswith("{") and ('"evidences"' in head or re.search(r'"data"\s*:\s*\[', head)):
         return "expmrc"
     if '"context_id"' in head or '"correct_answer_id"' in head:
         return "quail"

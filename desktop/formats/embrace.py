@@ -61,6 +61,12 @@ def parse_problems(text_flags: dict, qrec: dict) -> list[ProblemTag]:
     return list(fn(text_flags, qrec)) if fn else []
 
 
+def text_format(qrec: dict) -> dict:
+    vocab = _vocab()
+    fn = getattr(vocab, "text_format_from_embrace", None)
+    return fn(qrec) if fn else {}
+
+
 def _tag_key(tags: list[ProblemTag]) -> list:
     return sorted(_normal([t.type, t.element, t.note, t.alternative, t.start, t.end]) for t in tags)
 
@@ -162,8 +168,10 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
             values = parse_difficulty(raw)
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(file, label, f"{f}.annotations.difficulty", f"cannot read: {exc}") from None
-        q.assessments.append(Assessment(values=values, annotator=annotator,
-                                        extra={"embrace_difficulty": raw}))
+        fmt = text_format(qrec)
+        q.assessments.append(Assessment(values=values, annotator=annotator, extra={"embrace_difficulty": raw},
+                                        text_format=fmt.get("text_format"),
+                                        multiple_texts=fmt.get("multiple_texts"), unit_type=fmt.get("unit_type")))
     comments = ann.get("comments", [])
     _io.check_type(comments, "list", file, label, f"{f}.annotations.comments")
     for i, c in enumerate(comments):
@@ -228,8 +236,8 @@ def _span_record(span: Span, text: str, default_marker: dict) -> dict:
 
 
 def question_record(q: Question, passage: Passage, text_flags: dict, annotator: str | None = None
-                    ) -> tuple[dict, dict]:
-    """(question record, text flags after this question's problem tags)."""
+                    ) -> tuple[dict, dict | None]:
+    """(question record, this question's view of the text flags, None when its problems are unchanged)."""
     original = q.extra.get("embrace") or {}
     qrec = copy.deepcopy(original) if original else {"id": q.id}
     prefixes = list(q.extra.get("choice_prefixes") or [])
@@ -294,11 +302,15 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
     if q.comments or "comments" in ann:
         ann["comments"] = list(q.comments)
 
+    # Problems: compared with what the original record gives, so an unedited question is
+    # left exactly as it was.  Text-level flags are shared by the passage's questions:
+    # each changed question returns its view of them and `passage_record` merges the views.
+    text_view = None
     parsed = parse_problems(text_flags, original) if original else []
     if _tag_key(q.problems) != _tag_key(parsed):
         vocab = _vocab()
         fn = getattr(vocab, "problems_to_embrace", None) or getattr(vocab, "unparse_problems")
-        text_flags, updates = fn(q.problems, copy.deepcopy(text_flags), copy.deepcopy(qrec))
+        text_view, updates = fn(q.problems, copy.deepcopy(text_flags), copy.deepcopy(qrec))
         for k, v in (updates or {}).items():
             if k == "flags":  # question-level flags live on the record, not in annotations
                 if v:
@@ -307,17 +319,49 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
                     qrec.pop("flags", None)
             else:
                 ann[k] = v
-    return qrec, text_flags
+    if assessment is not None and assessment.text_format is not None:
+        vocab = _vocab()
+        fn = getattr(vocab, "text_format_to_embrace", None)
+        if fn is not None and isinstance(ann.get("problems"), dict):
+            ann["problems"]["complex"] = fn(assessment.text_format, assessment.multiple_texts, qrec)
+    return qrec, text_view
+
+
+def _merge_text_flags(original: dict, views: list[dict | None]) -> dict:
+    """One passage's text flags from the views of its edited questions: what any view
+    removed goes, what any view added comes (once), the rest keeps its place."""
+    views = [v or {} for v in views]
+    if not views:
+        return copy.deepcopy(original)
+    out: dict[str, Any] = {}
+    for field in dict.fromkeys(list(original) + [f for v in views for f in v]):
+        orig = original.get(field)
+        orig_list = [orig] if isinstance(orig, str) else list(orig or [])
+        keep = [x for x in orig_list if all(x in _as_list(v.get(field)) for v in views)]
+        added = [x for v in views for x in _as_list(v.get(field)) if x not in orig_list]
+        values = keep + list(dict.fromkeys(added))
+        if isinstance(orig, str) and len(values) == 1:
+            out[field] = values[0]
+        elif values or (field in original and not orig_list):
+            out[field] = values
+    return out
+
+
+def _as_list(v: Any) -> list:
+    return [] if v is None else [v] if isinstance(v, str) else list(v)
 
 
 def passage_record(passage: Passage, annotator: str | None = None) -> dict:
     rec = copy.deepcopy(passage.extra.get("embrace") or {"id": passage.id})
     original_flags = rec.get("flags")
     text_flags = copy.deepcopy(original_flags) if isinstance(original_flags, dict) else {}
-    test = []
+    test, views = [], []
     for q in sorted(passage.questions, key=lambda q: q.index):
-        qrec, text_flags = question_record(q, passage, text_flags, annotator)
+        qrec, view = question_record(q, passage, text_flags, annotator)
         test.append(qrec)
+        if view is not None and view != text_flags:
+            views.append(view)
+    text_flags = _merge_text_flags(text_flags, views) if views else text_flags
     if isinstance(original_flags, dict) or text_flags:
         rec["flags"] = text_flags
     rec["text"] = passage.text
