@@ -93,3 +93,31 @@ def test_items_are_listed_lowest_agreement_first(report, by_hand):
     values = [r["agreement"] for r in report["items"]]
     assert values == sorted(values)
     assert values[0] == min(by_hand.values()) and values[-1] == max(by_hand.values())
+
+
+def test_agreement_command_on_a_store(tmp_path, by_hand):
+    # the user's story: import the released file, run `mcqlens agreement`, read the report
+    from desktop.cli import main
+    from desktop.formats import read
+    from desktop.store import Store
+
+    db = tmp_path / "annotations.db"
+    with Store.open(db) as store:
+        store.import_datasets(read(DATA), file=DATA)
+    out = tmp_path / "agreement"
+    assert main(["agreement", "--db", str(db), "-o", str(out)]) == 0
+    report = json.loads((out / "agreement.json").read_text(encoding="utf-8"))
+    items = {r["item"]: r["evidence_f1"] for r in report["items"]}
+    assert items.keys() == by_hand.keys()
+    assert all(items[k] == pytest.approx(v, abs=1e-9) for k, v in by_hand.items())
+    assert report["overall"]["evidence_f1"]["value"] == pytest.approx(sum(by_hand.values()) / 561, abs=1e-9)
+    html = (out / "agreement.html").read_text(encoding="utf-8")
+    first, second = report["items"][0]["item"], report["items"][1]["item"]
+    assert html.index(first) < html.index(second)  # lowest agreement first on the page too
+
+
+def test_agreement_command_without_a_store_is_an_error(tmp_path, capsys):
+    from desktop.cli import main
+
+    assert main(["agreement", "--db", str(tmp_path / "none.db"), "-o", str(tmp_path / "out")]) == 2
+    assert "error:" in capsys.readouterr().err
