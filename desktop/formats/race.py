@@ -88,8 +88,7 @@ def _records(path: Path) -> Iterable[tuple[Any, str, str | None]]:
     """(record, record label, id from file name) for one file."""
     file = str(path)
     text = _io.read_text(path)
-    stripped = text.lstrip()
-    if path.suffix.lower() == ".jsonl" or (not stripped.startswith("[") and "\n{" in text.strip()):
+    if path.suffix.lower() == ".jsonl" or _several_values(text):
         for n, obj in _io.iter_jsonl(path):
             yield obj, f"line {n}", None
         return
@@ -101,6 +100,16 @@ def _records(path: Path) -> Iterable[tuple[Any, str, str | None]]:
         yield data, path.name, path.name
     else:
         raise InputError(file, None, None, f"expected a JSON object or list, found {_io.type_name(data)}")
+
+
+def _several_values(text: str) -> bool:
+    """JSONL under another extension: the first line is a whole JSON value and more follows."""
+    import json
+    try:
+        json.loads(text)
+        return False
+    except json.JSONDecodeError as exc:
+        return exc.msg == "Extra data"
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
