@@ -92,7 +92,7 @@ class NotaChange:
     key: int  # the key after the transform
 
 
-def _choices(questions: Sequence[Question], c, rng: random.Random) -> list[tuple[bool, int]]:
+def _choices(questions: Sequence[Question], c, rng: random.Random, text: str) -> list[tuple[bool, int]]:
     """(answerable, replaced index) for each question of one group, in order."""
     n = len(questions)
     unanswerable = set(rng.sample(range(n), replaced_count(c, n)))
@@ -100,6 +100,14 @@ def _choices(questions: Sequence[Question], c, rng: random.Random) -> list[tuple
     for i, q in enumerate(questions):
         if q.key is None:
             raise InputError(q.source, q.id, "key", "the question has no key; the NOTA transform needs one")
+        if q.unanswerable_alternatives:
+            # a second "no answer" alternative would break "exactly one NOTA alternative"
+            raise InputError(q.source, q.id, "alternatives",
+                             f"already has an unanswerable alternative ({q.alternatives[q.unanswerable_alternatives[0]]!r}); "
+                             "the NOTA transform is for items whose questions are all answerable")
+        if any(a.strip().lower() == text.strip().lower() for a in q.alternatives):
+            raise InputError(q.source, q.id, "alternatives",
+                             f"already has the NOTA alternative {text!r} (transformed before?)")
         if i in unanswerable:
             out.append((False, q.key))
             continue
@@ -135,7 +143,7 @@ def transform(passages: Sequence[Passage], c: float | str, seed: int | str, repl
     decided: dict[int, tuple[bool, int]] = {}
     for gkey, qs in groups.items():
         rng = random.Random(f"nota|{seed}|{replica}|{'|'.join(gkey)}")
-        for q, choice in zip(qs, _choices(qs, c, rng)):
+        for q, choice in zip(qs, _choices(qs, c, rng, text)):
             decided[id(q)] = choice
     meta = {"c": float(c), "seed": seed, "replica": replica, "text": text}
     out, changes = [], []
