@@ -96,7 +96,7 @@ def load_passages(args, path: str | None):
     if args.db:
         from desktop.store import Store
 
-        store = Store.open(args.db)
+        store = Store.open(args.db, create=False)
         try:
             datasets = store.load_datasets(source=args.source)
         finally:
