@@ -249,3 +249,25 @@ def test_expmrc_predictions(tmp_path):
     out = tmp_path / "o.json"
     expmrc.write_predictions(preds, out)
     assert json.loads(out.read_text()) == json.loads(path.read_text())
+
+
+def test_unknown_difficulty_string_is_kept_and_reported(tmp_path):
+    rec = lines(EMBRACE[0])[0]
+    rec["test"][0]["annotations"]["difficulty"]["tom"] = "a value from a later release"
+    path = tmp_path / "later.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (ds,) = formats.read(path)
+    q = ds.passages[0].questions[0]
+    assert "tom" not in q.assessments[0].values and "toi" in q.assessments[0].values
+    (w,) = ds.extra["warnings"]
+    assert w["record"] == q.id and w["field"].endswith("difficulty.tom") and w["level"] == "warning"
+    out = tmp_path / "o.jsonl"
+    formats.write("embrace", through_json(ds), out)
+    assert lines(out) == [rec]
+    # an edit of another variable rewrites that one and keeps the unknown string
+    values = dict(q.assessments[0].values)
+    values["nphr"] = "1" if values.get("nphr") != "1" else "2"
+    q.assessments[0].values = values
+    formats.write("embrace", ds, out)
+    diff = lines(out)[0]["test"][0]["annotations"]["difficulty"]
+    assert diff["tom"] == "a value from a later release" and diff["phr"] == values["nphr"]

@@ -46,11 +46,36 @@ def _normal(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=list))
 
 
-def parse_difficulty(raw: dict | None) -> dict:
+def parse_difficulty(raw: dict | None) -> tuple[dict, list[str]]:
+    """(values, raw keys whose strings the vocabulary does not know).
+
+    EMBRACE files outside this release may hold strings the vocabulary lacks; those
+    keys stay in the raw dict (and so in the export) instead of refusing the file."""
     vocab = _vocab()
     if raw is None or vocab is None or not hasattr(vocab, "parse_difficulty"):
-        return {}
-    return vocab.parse_difficulty(raw)
+        return {}, []
+    known, unknown = dict(raw), []
+    while True:
+        try:
+            return vocab.parse_difficulty(known), unknown
+        except ValueError as exc:
+            key = str(getattr(exc, "field", "")).split(".", 1)[-1]
+            if key not in known:
+                raise
+            unknown.append(key)
+            del known[key]
+
+
+def unparse_difficulty(values: dict, raw: dict | None) -> dict | None:
+    _, unknown = parse_difficulty(raw)
+    known = {k: v for k, v in (raw or {}).items() if k not in unknown}
+    out = _vocab().unparse_difficulty(values, known)
+    if out is None:
+        return None
+    out = dict(out)
+    for k in unknown:  # the unknown strings stay unless the edit wrote that field anew
+        out.setdefault(k, raw[k])
+    return out
 
 
 def parse_problems(text_flags: dict, qrec: dict) -> list[ProblemTag]:
@@ -89,7 +114,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     passages = _io.IdRegistry(file, "text")
     questions = _io.IdRegistry(file, "question")
     for n, rec in _io.iter_jsonl(path):
-        passage = _passage(rec, file, n, annotator)
+        passage = _passage(rec, file, n, annotator, ds.extra["warnings"])
         if not passages.add(passage.id, rec, f"line {n}"):
             continue
         for q in passage.questions:
@@ -100,7 +125,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     return ds
 
 
-def _passage(rec: dict, file: str, n: int, annotator: str) -> Passage:
+def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Passage:
     label = f"line {n}"
     pid = _io.get(rec, "id", "string or number", file, label)
     label = f"line {n} (id {pid})"
@@ -112,12 +137,12 @@ def _passage(rec: dict, file: str, n: int, annotator: str) -> Passage:
     passage = Passage(id=str(pid), text=text, source="embrace", level=level, split=split,
                       extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")}})
     for j, qrec in enumerate(test):
-        passage.questions.append(_question(qrec, j, passage, flags or {}, file, n, annotator))
+        passage.questions.append(_question(qrec, j, passage, flags or {}, file, n, annotator, warnings))
     return passage
 
 
 def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, n: int,
-              annotator: str) -> Question:
+              annotator: str, warnings: list) -> Question:
     f = f"test[{j}]"
     if not isinstance(qrec, dict):
         raise InputError(file, f"line {n}", f, f"expected an object, found {_io.type_name(qrec)}")
@@ -165,9 +190,13 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
     _io.check_type(raw, "object", file, label, f"{f}.annotations.difficulty", nullable=True)
     if raw is not None:
         try:
-            values = parse_difficulty(raw)
+            values, unknown = parse_difficulty(raw)
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(file, label, f"{f}.annotations.difficulty", f"cannot read: {exc}") from None
+        for k in unknown:
+            warnings.append({"level": "warning", "file": file, "record": qid,
+                             "field": f"{f}.annotations.difficulty.{k}",
+                             "message": f"unknown value {raw[k]!r}: kept as written, not on the scale"})
         fmt = text_format(qrec)
         q.assessments.append(Assessment(values=values, annotator=annotator, extra={"embrace_difficulty": raw},
                                         text_format=fmt.get("text_format"),
@@ -284,9 +313,8 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
     raw = ann.get("difficulty")
     if assessment is not None:
         raw = assessment.extra.get("embrace_difficulty", raw)
-        if _normal(assessment.values) != _normal(parse_difficulty(raw)):
-            vocab = _vocab()
-            raw = vocab.unparse_difficulty(assessment.values, copy.deepcopy(raw or {}))
+        if _normal(assessment.values) != _normal(parse_difficulty(raw)[0]):
+            raw = unparse_difficulty(assessment.values, copy.deepcopy(raw or {}))
         raw = copy.deepcopy(raw)
     if isinstance(raw, dict):
         for L, b in bases.items():
