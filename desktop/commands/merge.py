@@ -1,6 +1,396 @@
-"""`mcqlens merge`: (being written)."""
+"""`mcqlens merge OTHER.db|EXPORT.json --db DB`: bring another annotator's work in.
+
+Every annotation belongs to one annotator; a *layer* is what one annotator said about
+one field of one item (the evidence spans, the bases of alternative k, the required
+paragraphs, the problem tags, one difficulty variable, text format, unit type, ...).
+
+* A layer this store lacks is added (items this store lacks are imported whole).
+* The same layer with the same value: nothing happens, so merging twice changes nothing.
+* Different annotators' values are not conflicts: they are layers side by side.
+* The same annotator with a different value is a conflict: nothing is overwritten; the
+  incoming version is kept as the layer of ``<annotator>@<label>`` (label: the other
+  file's name, or ``--label``) and listed, until someone adjudicates (annotator ``gold``).
+
+Everything goes through the store's public API (`import_datasets`, `apply`), so each
+added layer has its history row and can be undone.
+"""
 from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.domain.agreement import GOLD
+from desktop.domain.changes import Change
+from desktop.domain.model import BASIS, DEFAULT_ANNOTATOR, Dataset, Question
+
+SCALAR_FIELDS = ("text_format", "multiple_texts", "unit_type")
+
+
+@dataclass
+class Conflict:
+    """Same item, field and annotator, two values: `ours` stays, `theirs` is kept as `kept_as`."""
+
+    item: str
+    field: str
+    annotator: str
+    ours: Any
+    theirs: Any
+    kept_as: str
+
+
+@dataclass
+class MergePlan:
+    new_items: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    unchanged_layers: int = 0
+    skipped: list[dict] = field(default_factory=list)  # same id, different item: never merged
+
+
+# --------------------------------------------------------------------------- layers
+
+
+def span_field(role: str, alternative: int | None) -> str:
+    return f"{BASIS}.{alternative}" if role == BASIS else role
+
+
+def _span_value(s) -> tuple:
+    return (s.start, s.end)
+
+
+def layers(q: Question, notes: dict[str, str] | None = None) -> dict[tuple[str, str], Any]:
+    """{(annotator, field): value} for every layer of a question; spans and tags as sorted tuples.
+
+    `notes` are the annotators' free-text problem notes ({annotator: text}), which the
+    store gives per annotator.  Comments and answerability are not layers here: a loaded
+    question does not say whose they are.
+    """
+    out: dict[tuple[str, str], Any] = {}
+    spans: dict[tuple[str, str], list] = {}
+    for s in q.spans:
+        spans.setdefault((s.annotator, span_field(s.role, s.alternative)), []).append(s)
+    for key, group in spans.items():
+        out[key] = tuple(sorted({_span_value(s) for s in group}))
+    tags: dict[str, set] = {}
+    for t in q.problems:
+        tags.setdefault(t.annotator, set()).add(_tag_value(t))
+    for a, group in tags.items():
+        out[(a, "problems")] = tuple(sorted(group, key=repr))
+    for a in q.assessments:
+        for var, value in a.values.items():
+            if value is not None:
+                out[(a.annotator, f"difficulty.{var}")] = _plain(value)
+        for name in SCALAR_FIELDS:
+            value = getattr(a, name)
+            if value is not None:
+                out[(a.annotator, name)] = value
+    for a, text in (notes or {}).items():
+        if text:
+            out[(a, "note")] = text
+    return out
+
+
+def _tag_value(t) -> tuple:
+    return (t.type, t.element, t.alternative, t.start, t.end, t.note or "")
+
+
+def _plain(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _spans_of(q: Question, annotator: str, fld: str) -> dict[tuple, Any]:
+    out = {}
+    for s in q.spans:
+        if s.annotator == annotator and span_field(s.role, s.alternative) == fld:
+            out[_span_value(s)] = s
+    return out
+
+
+def _layer_changes(theirs_q: Question, annotator: str, fld: str, value: Any, write_as: str) -> list[Change]:
+    """The changes that create layer (annotator, fld) = value under the name `write_as`."""
+    item = theirs_q.id
+    if fld == "problems":
+        out = []
+        for t in theirs_q.problems:
+            if t.annotator == annotator:
+                v = {"type": t.type, "element": t.element, "note": t.note or "", "origin": t.origin}
+                v.update({k: getattr(t, k) for k in ("alternative", "start", "end") if getattr(t, k) is not None})
+                if t.extra:
+                    v["extra"] = t.extra
+                out.append(Change(item, "problem.add", v, write_as))
+        return _dedupe(out)
+    if fld in ("evidence", "required") or fld.startswith(f"{BASIS}."):
+        spans = _spans_of(theirs_q, annotator, fld)
+        out = []
+        for start, end in value:
+            s = spans[(start, end)]
+            v = {"role": s.role, "start": start, "end": end, "origin": s.origin}
+            if s.role == BASIS:
+                v["alternative"] = s.alternative
+            if s.extra:
+                v["extra"] = s.extra
+            out.append(Change(item, "span.add", v, write_as))
+        return out
+    if fld == "comments":
+        return [Change(item, "comments", list(value), write_as)]
+    if fld.startswith("difficulty."):
+        return [Change(item, fld, list(value) if isinstance(value, tuple) else value, write_as)]
+    return [Change(item, fld, value, write_as)]
+
+
+def _dedupe(changes: list[Change]) -> list[Change]:
+    seen, out = set(), []
+    for c in changes:
+        key = json.dumps(c.value, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _same_item(a: Question, b: Question) -> bool:
+    return (a.passage_id, a.stem, list(a.alternatives), a.key) == (b.passage_id, b.stem, list(b.alternatives), b.key)
+
+
+def plan_question(ours: Question, theirs: Question, label: str, our_notes: dict[str, str] | None = None,
+                  their_notes: dict[str, str] | None = None) -> tuple[list[Change], list[Conflict], int]:
+    """Changes that bring `theirs`' layers into `ours`, the conflicts, and how many layers were already there."""
+    mine, incoming = layers(ours, our_notes), layers(theirs, their_notes)
+    changes: list[Change] = []
+    conflicts: list[Conflict] = []
+    unchanged = 0
+    for (annotator, fld), value in sorted(incoming.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        current = mine.get((annotator, fld))
+        if current == value:
+            unchanged += 1
+            continue
+        if current is None:
+            changes += _layer_changes(theirs, annotator, fld, value, annotator)
+            continue
+        # Same annotator, other value: keep ours, keep theirs beside it under an alias
+        # (the first alias that is free or already holds exactly this value).
+        n, alias = 1, f"{annotator}@{label}"
+        while mine.get((alias, fld)) not in (None, value):
+            n += 1
+            alias = f"{annotator}@{label}#{n}"
+        conflicts.append(Conflict(ours.id, fld, annotator, _jsonable(current), _jsonable(value), alias))
+        if mine.get((alias, fld)) is None:
+            changes += _layer_changes(theirs, annotator, fld, value, alias)
+        else:
+            unchanged += 1
+    return changes, conflicts, unchanged
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=list))
+
+
+def _rename(datasets: list[Dataset], new_name: str) -> None:
+    """Attribute the layers a file calls "imported" to `new_name` (a colleague's export)."""
+    for ds in datasets:
+        for q in ds.questions():
+            for obj in (*q.spans, *q.problems, *q.assessments):
+                if obj.annotator == DEFAULT_ANNOTATOR:
+                    obj.annotator = new_name
+
+
+def plan_merge(store, datasets: list[Dataset], label: str,
+               notes: dict[str, dict[str, str]] | None = None) -> MergePlan:
+    """Compare incoming datasets (and their notes: {item: {annotator: text}}) with the store; writes nothing."""
+    plan = MergePlan()
+    notes = notes or {}
+    known = {row.item_id for row in store.items()}
+    annotators = store.annotators()
+    for ds in datasets:
+        for p in ds.passages:
+            for q in p.questions:
+                if q.id not in known:
+                    plan.new_items.append(q.id)
+                    continue
+                ours = store.question(q.id)
+                if not _same_item(ours, q):
+                    plan.skipped.append({"item": q.id, "reason": "stored with another passage, stem, "
+                                                               "alternatives or key"})
+                    continue
+                theirs_notes = notes.get(q.id)
+                our_notes = None
+                if theirs_notes:
+                    names = set(annotators) | {f"{a}@{label}" for a in theirs_notes}
+                    our_notes = {a: n for a in names if (n := store.note(q.id, a))}
+                changes, conflicts, unchanged = plan_question(ours, q, label, our_notes, theirs_notes)
+                plan.changes += changes
+                plan.conflicts += conflicts
+                plan.unchanged_layers += unchanged
+    return plan
+
+
+def _subset(datasets: list[Dataset], ids: set[str]) -> list[Dataset]:
+    out = []
+    for ds in datasets:
+        passages = []
+        for p in ds.passages:
+            qs = [q for q in p.questions if q.id in ids]
+            if qs:
+                passages.append(type(p)(**{**p.__dict__, "questions": qs}))
+        if passages:
+            out.append(Dataset(source=ds.source, passages=passages, extra=ds.extra))
+    return out
+
+
+def merge(store, datasets: list[Dataset], label: str,
+          notes: dict[str, dict[str, str]] | None = None) -> MergePlan:
+    """Merge incoming datasets into the store; returns what was done (see the module docstring)."""
+    plan = plan_merge(store, datasets, label, notes)
+    if plan.new_items:
+        # Layers keep their own annotators ("imported" stays "imported").  No file is
+        # given, so the other file's hash is not recorded and a later plain import works.
+        store.import_datasets(_subset(datasets, set(plan.new_items)), annotator=DEFAULT_ANNOTATOR)
+        for item in plan.new_items:  # notes are not part of a dataset: they come as edits
+            for annotator, text in sorted((notes or {}).get(item, {}).items()):
+                plan.changes.append(Change(item, "note", text, annotator))
+    for change in plan.changes:
+        store.apply(change)
+    return plan
+
+
+def read_other(path: str) -> tuple[list[Dataset], dict[str, dict[str, str]]]:
+    """Another store (*.db, *.sqlite) or an export file any reader understands; with the
+    store's free-text notes per item and annotator (files carry none of their own)."""
+    from desktop.formats import read
+    from desktop.store import Store
+
+    if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
+        return read(path), {}
+    other = Store.open(path)
+    try:
+        datasets = other.load_datasets()
+        notes: dict[str, dict[str, str]] = {}
+        names = other.annotators()
+        for ds in datasets:
+            for q in ds.questions():
+                found = {a: n for a in names if (n := other.note(q.id, a))}
+                if found:
+                    notes[q.id] = found
+        return datasets, notes
+    finally:
+        other.close()
+
+
+# ---------------------------------------------------------------------- adjudication
+
+
+def adjudication_changes(q: Question, fld: str, chosen: Any) -> list[Change]:
+    """Changes that make `gold`'s layer of `fld` equal `chosen` (pure; see `adjudicate`).
+
+    `fld` is a layer name (`evidence`, `required`, `basis.<k>`, `problems`,
+    `difficulty.<var>`, `text_format`, `multiple_texts`, `unit_type`, `answerability`,
+    `note`, `comments`); `chosen` is its value: (start, end) pairs for spans, dicts of
+    `problem.add` for tags, the value itself otherwise.
+    """
+    item = q.id
+    if fld in ("evidence", "required") or fld.startswith(f"{BASIS}."):
+        role, _, alt = fld.partition(".")
+        out = [Change(item, "span.remove", {"id": s.id}, GOLD) for s in q.spans
+               if s.annotator == GOLD and span_field(s.role, s.alternative) == fld]
+        for start, end in sorted({tuple(x) for x in chosen}):
+            v = {"role": role, "start": start, "end": end, "origin": "human"}
+            if role == BASIS:
+                v["alternative"] = int(alt)
+            out.append(Change(item, "span.add", v, GOLD))
+        return out
+    if fld == "problems":
+        out = [Change(item, "problem.remove", {"id": t.id}, GOLD) for t in q.problems if t.annotator == GOLD]
+        return out + [Change(item, "problem.add", dict(v), GOLD) for v in chosen]
+    if fld == "comments":
+        return [Change(item, "comments", list(chosen), GOLD)]
+    return [Change(item, fld, list(chosen) if isinstance(chosen, tuple) else chosen, GOLD)]
+
+
+def adjudicate(store, item: str, fld: str, chosen_value: Any) -> list[int]:
+    """Store `chosen_value` as the `gold` layer of `fld` on `item`; returns the history ids."""
+    q = store.question(item)
+    return [store.apply(c) for c in adjudication_changes(q, fld, chosen_value)]
+
+
+def adopt(store, item: str, fld: str, annotator: str) -> list[int]:
+    """Adjudicate by choosing one annotator's version of `fld` as gold."""
+    q = store.question(item)
+    value = layers(q).get((annotator, fld))
+    if fld == "problems":
+        value = [{"type": t.type, "element": t.element, "note": t.note or "",
+                  **{k: getattr(t, k) for k in ("alternative", "start", "end") if getattr(t, k) is not None}}
+                 for t in q.problems if t.annotator == annotator]
+    if value is None:
+        value = () if fld in ("evidence", "required", "problems") or fld.startswith(f"{BASIS}.") else None
+    return [store.apply(c) for c in adjudication_changes(q, fld, value)]
+
+
+def disagreements(q: Question) -> list[dict]:
+    """Layers on which the annotators of one item differ: [{field, values: {annotator: value}}].
+
+    `gold` and aliases of merged conflicts count as annotators; a field only one
+    annotator filled is not a disagreement.
+    """
+    by_field: dict[str, dict[str, Any]] = {}
+    for (annotator, fld), value in layers(q).items():
+        by_field.setdefault(fld, {})[annotator] = _jsonable(value)
+    out = []
+    for fld, values in sorted(by_field.items()):
+        raters = {a: v for a, v in values.items() if a != GOLD}
+        if len(raters) >= 2 and len({json.dumps(v, sort_keys=True) for v in raters.values()}) > 1:
+            out.append({"item": q.id, "field": fld, "values": values, "adjudicated": GOLD in values})
+    return out
+
+
+# ----------------------------------------------------------------------------- CLI
 
 
 def register(sub) -> None:
-    sub.add_parser("merge", help="(not yet available)")
+    p = sub.add_parser(
+        "merge",
+        help="bring another annotator's work in (another store or an export file); conflicts are listed",
+        description="Merge OTHER (another annotations.db, or an EMBRACE/ExpMRC/RACE export) into --db. "
+        "Idempotent; nothing is overwritten: the same annotator with a different value is a conflict, "
+        "kept as the layer <annotator>@<label> and listed.",
+    )
+    p.add_argument("other", metavar="OTHER.db|EXPORT.json")
+    p.add_argument("--db", default="annotations.db", help="the store to merge into (default: annotations.db)")
+    p.add_argument("--annotator", default=None,
+                   help='attribute what the file calls "imported" to this annotator (for a colleague\'s export)')
+    p.add_argument("--label", default=None, help="suffix for conflicting versions (default: OTHER's file name)")
+    p.add_argument("--conflicts", default=None, metavar="FILE.json", help="also write the conflicts here")
+    p.add_argument("--dry-run", action="store_true", help="report what would happen; write nothing")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from desktop.domain.errors import StoreError
+    from desktop.store import Store
+
+    if not Path(args.other).exists():
+        raise StoreError(f"{args.other}: no such file")
+    if Path(args.other).resolve() == Path(args.db).resolve():
+        raise StoreError(f"{args.other}: cannot merge a store into itself")
+    datasets, notes = read_other(args.other)
+    if args.annotator:
+        _rename(datasets, args.annotator)
+    label = args.label or Path(args.other).stem
+    store = Store.open(args.db)
+    try:
+        plan = (plan_merge(store, datasets, label, notes) if args.dry_run
+                else merge(store, datasets, label, notes))
+    finally:
+        store.close()
+    verb = "would add" if args.dry_run else "added"
+    print(f"{verb} {len(plan.new_items)} items and {len(plan.changes)} annotations; "
+          f"{plan.unchanged_layers} layers already present; {len(plan.conflicts)} conflicts kept side by side")
+    for c in plan.conflicts:
+        print(f"conflict: item {c.item}, {c.field}, annotator {c.annotator}: ours {json.dumps(c.ours)} / "
+              f"theirs {json.dumps(c.theirs)} kept as {c.kept_as}")
+    for s in plan.skipped:
+        print(f"skipped: item {s['item']}: {s['reason']}")
+    if args.conflicts:
+        Path(args.conflicts).write_text(json.dumps([asdict(c) for c in plan.conflicts], indent=1), encoding="utf-8")
+    return 0

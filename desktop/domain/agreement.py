@@ -13,7 +13,6 @@ in percent, and the overall score is the mean over items.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
@@ -206,16 +205,6 @@ def set_agreement(sets: Sequence[frozenset]) -> float | None:
     return total / len(pairs)
 
 
-# ---------------------------------------------------------------------- adjudication
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """One field of one item on which annotators' layers differ: who said what."""
-
-    item: str
-    field: str
-    values: dict[str, Any]  # annotator -> value (spans as sorted (start, end) tuples)
-
-
+# The adjudicated layer: the final version chosen from the annotators' ones.  It is not
+# a rater, so agreement leaves it out.
 GOLD = "gold"
