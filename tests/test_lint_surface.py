@@ -1,0 +1,92 @@
+"""The surface linter on the issue's examples and on EMBRACE's released annotations."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from desktop.domain import surface_lint as L
+from desktop.domain import typology as T
+from desktop.domain.model import Question
+from desktop.formats import read
+from desktop.reports import lint_eval
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "embrace"
+GREEN, YELLOW = read(DATA / "embrace_green.jsonl")[0], read(DATA / "embrace_yellow.jsonl")[0]
+
+
+@pytest.mark.parametrize("text, found, typ", [
+    ("He is a middle - aged man.", "middle - aged", "extra_spaces"),
+    ("I don ' t know.", "don ' t", "extra_spaces"),
+    ("I' m fine.", "I' m", "extra_spaces"),
+    ("About 1, 000 people came.", "1, 000", "extra_spaces"),
+    ("prefix = st1 /The park opened.", "prefix = st1 /", "additional_notes"),
+    ("A word (n.) here.", "(n.)", "additional_notes"),
+    ("They left.(238 words)", "(238 words)", "additional_notes"),
+    ("It was cool,because I won.", ",", "missing_spaces_punctuation"),
+    ("near Silicon Valley.The company", ".", "missing_spaces_punctuation"),
+    ("in the adventures . On many", " ", "extra_spaces_punctuation"),
+    ("the rules were changed.,, and", ".,,", "punctuation_errors"),
+    ("our different color1s, beliefs", "color1s", "ocr_errors"),
+    ("I dont care.", "dont", "spelling_hyphens_contractions"),
+])
+def test_issue_examples_are_found_with_their_span(text, found, typ):
+    tags = [t for t in L.detect_text(text) if t.type == typ]
+    assert tags, (text, [t.type for t in L.detect_text(text)])
+    assert text[tags[0].start:tags[0].end] == found
+    assert tags[0].origin == "model" and tags[0].element == "text"
+
+
+@pytest.mark.parametrize("text", [
+    "a one- to two-week vacation", "a shop - a good one", "at 5 a.m. on a morning", "See http://www.icehotel.com now.",
+    "In the 1950s and the 19th century", "On May 5, 2010, he came.", "It cost $1,000,000.", "Mr. Smith said so ...",
+])
+def test_ordinary_writing_is_left_alone(text):
+    assert L.detect_text(text) == []
+
+
+def test_alternatives_in_the_alternatives_text_and_their_formatting():
+    q = Question(id="x", passage_id="p", index=0, stem="He was a _ man.",
+                 alternatives=["middle - aged", "young", "old", "Tall."], key=0)
+    tags = L.detect_item(q, "The man was tall and old.")
+    spaced = [t for t in tags if t.type == "extra_spaces"]
+    assert spaced and spaced[0].alternative == 0 and q.alternatives[0][spaced[0].start:spaced[0].end] == "middle - aged"
+    fmt = {t.alternative for t in tags if t.type == "formatting_inconsistency"}
+    assert 3 in fmt  # capitalised first word and a final period among lowercase bare ones
+
+
+def test_spans_lie_inside_their_element():
+    for ds in (GREEN, YELLOW):
+        for p in ds.passages:
+            for q in p.questions:
+                for t in L.detect(q, p.text):
+                    if t.start is None:
+                        continue
+                    s = p.text if t.element == "text" else q.stem if t.element == "question" else q.alternatives[t.alternative]
+                    assert 0 <= t.start < t.end <= len(s), (q.id, t)
+
+
+def _colour_with_suggestions(ds):
+    out = Counter()
+    for p in ds.passages:
+        text_tags = L.detect_text(p.text)
+        for q in p.questions:
+            out[T.acceptability(q.problems + text_tags + L.detect_item(q, p.text), include_suggestions=True)] += 1
+    return out
+
+
+def test_suggestions_keep_the_file_colours_for_95_percent_of_items():
+    green, yellow = _colour_with_suggestions(GREEN), _colour_with_suggestions(YELLOW)
+    assert green[T.ACCEPTABLE] >= 0.95 * sum(green.values()), green
+    assert yellow[T.MAINLY] >= 0.95 * sum(yellow.values()), yellow
+
+
+def test_precision_and_recall_against_the_recorded_tags():
+    scores = lint_eval.evaluate([GREEN, YELLOW])
+    # extra spaces around punctuation: the most frequent recorded problem of the texts
+    sp = scores["extra_spaces_punctuation"]
+    assert sp.precision is not None and sp.precision >= 0.8
+    assert scores["extra spaces"].recall >= 0.5
+    for s in scores.values():
+        assert s.correct_units <= s.detected_units and s.found_units <= s.recorded_units
