@@ -94,3 +94,11 @@ def test_cosmosqa_csv(tmp_path):
     assert [q.id for q in qs] == [r["id"] for r in rows]
     assert [q.key for q in qs] == [1, 2, None]
     assert qs[1].alternatives[3] == 'd "quoted"' and ds.passages[1].text == rows[2]["context"]
+
+
+def test_detect_jsonl_whose_first_record_is_longer_than_the_sniffed_head(tmp_path):
+    rec = json.loads((DATA / "embrace" / "embrace_green.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    rec["text"] += " " * 100_000  # pushes "test"/"mcq" past the first 64 KB
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    assert formats.detect(path) == "embrace"

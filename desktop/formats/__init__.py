@@ -73,6 +73,11 @@ def detect(path: str | os.PathLike) -> str:
     if not head.strip():
         raise InputError(str(p), None, None, "the file is empty")
     first = head.lstrip()
+    if suffix == ".jsonl" and "\n" not in first.rstrip("\n"):
+        # one record longer than the sniffed head: decide on the first line's keys
+        kind = _detect_first_line(p)
+        if kind:
+            return kind
     if '"mcq"' in head and '"test"' in head:
         return "embrace"
     # ExpMRC wraps passages in {"version", "data": [...]}; "evidences" may lie beyond the sniffed head
@@ -90,6 +95,25 @@ def detect(path: str | os.PathLike) -> str:
         return "cosmosqa"
     raise InputError(str(p), None, None,
                      "cannot tell the format from the content; name it (race, embrace, expmrc, dream, quail, cosmosqa)")
+
+
+def _detect_first_line(p: Path) -> str | None:
+    import json
+    with open(p, "rb") as fh:
+        line = fh.readline(_io.MAX_BYTES)
+    try:
+        rec = json.loads(line.decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(rec, dict):
+        return None
+    if "test" in rec and "text" in rec:
+        return "embrace"
+    if "context_id" in rec or "correct_answer_id" in rec:
+        return "quail"
+    if "article" in rec:
+        return "race"
+    return None
 
 
 def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None) -> list[Dataset]:

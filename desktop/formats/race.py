@@ -110,6 +110,8 @@ def _several_values(text: str) -> bool:
         return False
     except json.JSONDecodeError as exc:
         return exc.msg == "Extra data"
+    except (ValueError, RecursionError):
+        return False
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
