@@ -1,6 +1,157 @@
-"""`mcqlens export`: (being written)."""
+"""`mcqlens export embrace|expmrc|race|csv --db DB -o OUT [--annotator NAME] [--force]`.
+
+Writes go to a temporary file next to the target that is renamed into place, so a
+failed export never leaves half a file; an existing target is kept unless --force.
+"""
 from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+KINDS = ("embrace", "expmrc", "race", "csv")
 
 
 def register(sub) -> None:
-    sub.add_parser("export", help="(not yet available)")
+    p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table",
+                       description="Export stored items. Without edits, EMBRACE and ExpMRC exports reproduce "
+                                   "the imported files.")
+    p.add_argument("kind", choices=KINDS, help="output format")
+    p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="output file (race: .json list, .jsonl, or a folder of .txt files)")
+    p.add_argument("--annotator", default=None,
+                   help="export the imported annotations and NAME's (default: everyone's)")
+    p.add_argument("--source", default=None,
+                   help="which stored source to export (default: the format's own; csv: all)")
+    p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
+    p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from desktop.domain.errors import McqLensError
+    from desktop.store import Store
+
+    out = Path(args.output)
+    if (out.exists() or out.is_symlink()) and not args.force:
+        raise McqLensError(f"{out} exists; add --force to overwrite it")
+    if not out.parent.exists():
+        raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
+    source = args.source if args.source else (None if args.kind == "csv" else args.kind)
+    with Store.open(args.db, create=False) as store:
+        datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
+        if not datasets:
+            what = f"{source} items" if source else "items"
+            raise McqLensError(f"no {what} in {args.db}" + (f" from {args.file}" if args.file else ""))
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}")
+        try:
+            if args.kind == "csv":
+                frame = table(datasets, store, args.annotator)
+                frame.to_csv(tmp, index=False)
+            else:
+                _write(args.kind, datasets, tmp, args.annotator)
+            _replace(tmp, out)
+        except OSError as exc:
+            _remove(tmp)
+            raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
+        except BaseException:
+            _remove(tmp)
+            raise
+    n = sum(len(p.questions) for d in datasets for p in d.passages)
+    print(f"{out}: {n} questions from {len(datasets)} file(s) as {args.kind}")
+    return 0
+
+
+def _write(kind: str, datasets, path: Path, annotator: str | None) -> None:
+    from desktop import formats
+
+    if kind == "embrace":
+        formats.write(kind, datasets, path, annotator=annotator)
+    else:
+        formats.write(kind, datasets, path)
+
+
+def _replace(tmp: Path, out: Path) -> None:
+    if tmp.is_dir():  # a RACE folder export: swap whole folders
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    else:
+        os.replace(tmp, out)
+
+
+def _remove(tmp: Path) -> None:
+    if tmp.is_dir():
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp.unlink(missing_ok=True)
+    part = tmp.with_name(tmp.name + ".part")
+    part.unlink(missing_ok=True)
+
+
+def _pick(items, annotator: str | None):
+    """The annotator's own, else the latest human one, else the imported one."""
+    if not items:
+        return None
+    if annotator:
+        own = [x for x in items if x.annotator == annotator]
+        if own:
+            return own[-1]
+    return items[-1]
+
+
+def table(datasets, store=None, annotator: str | None = None):
+    """One row per question, annotations flattened (pandas DataFrame)."""
+    import pandas as pd
+
+    from desktop.domain.model import BASIS, EVIDENCE, LETTERS, REQUIRED
+
+    rows = []
+    n_alt = max((len(q.alternatives) for d in datasets for q in d.questions()), default=4)
+    for d in datasets:
+        for p in d.passages:
+            for q in p.questions:
+                row = {"item_id": q.id, "passage_id": p.id, "source": q.source, "index": q.index,
+                       "split": p.split, "level": p.level, "stem": q.stem}
+                for i in range(n_alt):
+                    row[f"alternative_{LETTERS[i]}"] = q.alternatives[i] if i < len(q.alternatives) else None
+                row["key"] = LETTERS[q.key] if q.key is not None else None
+                row["n_alternatives"] = len(q.alternatives)
+                evidence = q.spans_with(EVIDENCE)
+                row["n_evidence"] = len(evidence)
+                row["evidence"] = " || ".join(s.text(p.text) for s in evidence)
+                row["evidence_annotators"] = ";".join(s.annotator for s in evidence)
+                for i in range(n_alt):
+                    bases = q.spans_with(BASIS, i)
+                    b = _pick(bases, annotator)
+                    row[f"basis_{LETTERS[i]}"] = b.text(p.text) if b else None
+                    row[f"basis_{LETTERS[i]}_start"] = b.start if b else None
+                    row[f"basis_{LETTERS[i]}_end"] = b.end if b else None
+                req = q.spans_with(REQUIRED)
+                row["required_paragraphs"] = " || ".join(s.text(p.text) for s in req)
+                a = _pick(q.assessments, annotator)
+                row["assessment_annotator"] = a.annotator if a else None
+                row["text_format"] = a.text_format if a else None
+                row["multiple_texts"] = a.multiple_texts if a else None
+                row["unit_type"] = a.unit_type if a else None
+                for var, value in (a.values.items() if a else []):
+                    row[f"difficulty.{var}"] = "/".join(map(str, value)) if isinstance(value, list) else value
+                row["n_problems"] = len(q.problems)
+                row["problems"] = ";".join(f"{t.type}@{t.element}" for t in q.problems)
+                row["comments"] = " | ".join(q.comments)
+                row["answerability"] = q.answerability
+                for pr in q.predictions:
+                    row[f"p.{pr.model_id}.{pr.input_format}"] = " ".join(f"{x:.4f}" for x in pr.probabilities)
+                if store is not None:
+                    row["status"] = None
+                rows.append(row)
+    frame = pd.DataFrame(rows)
+    if store is not None and len(frame):
+        status = {r.item_id: r.status for r in store.items()}
+        frame["status"] = frame["item_id"].map(status)
+    return frame

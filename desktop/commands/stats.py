@@ -1,6 +1,43 @@
-"""`mcqlens stats`: (being written)."""
+"""`mcqlens stats --db DB [--json]`: counts per source, per annotation status, per table."""
 from __future__ import annotations
+
+import json
 
 
 def register(sub) -> None:
-    sub.add_parser("stats", help="(not yet available)")
+    p = sub.add_parser("stats", help="counts per source and per annotation status")
+    p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
+    p.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from desktop.store import Store
+
+    with Store.open(args.db, create=False) as store:
+        s = store.stats()
+    if args.json:
+        print(json.dumps(s, ensure_ascii=False, indent=1))
+        return 0
+    print(f"database: {args.db} (schema {s['schema_version']})")
+    statuses = list(s["status"])
+    header = f"{'source':<12}{'files':>6}{'texts':>7}{'passages':>9}{'questions':>10}" + "".join(
+        f"{st:>13}" for st in statuses)
+    print(header)
+    for src, c in s["sources"].items():
+        by = s["status_by_source"].get(src, {})
+        print(f"{src:<12}{c['files']:>6}{c['texts']:>7}{c['passages']:>9}{c['questions']:>10}"
+              + "".join(f"{by.get(st, 0):>13}" for st in statuses))
+    print(f"{'all':<12}{sum(c['files'] for c in s['sources'].values()):>6}"
+          f"{sum(c['texts'] for c in s['sources'].values()):>7}{s['annotations']['passages']:>9}"
+          f"{s['annotations']['questions']:>10}" + "".join(f"{s['status'][st]:>13}" for st in statuses))
+    roles = ", ".join(f"{k} {v}" for k, v in sorted(s["spans_by_role"].items()))
+    a = s["annotations"]
+    print(f"spans: {a['spans']}" + (f" ({roles})" if roles else ""))
+    print(", ".join(f"{k}: {a[k]}" for k in ("assessments", "problems", "comments", "answerability", "notes",
+                                              "predictions")))
+    print(f"annotators: {', '.join(s['annotators']) or '-'}")
+    print(f"history: {s['history']} rows")
+    for f in s["files"]:
+        print(f"  {f['source']:<10} {f['texts']:>5} texts {f['questions']:>6} questions  {f['file']}")
+    return 0

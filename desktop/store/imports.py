@@ -93,14 +93,20 @@ def _who(obj_annotator: str | None, annotator: str) -> str:
 
 
 def question_annotations(q: Question, annotator: str) -> dict:
-    """The imported annotations of a question in a comparable form (for the fingerprint)."""
+    """The imported annotations of a question in a comparable form (for the fingerprint).
+
+    Lists are sorted: a file re-saved with other key order yields the same annotations
+    in another order, and that is the same content."""
+    def canon(rows):
+        return sorted(json.dumps(r, ensure_ascii=False, sort_keys=True) for r in rows)
+
     return {
-        "spans": [[s.role, s.alternative, s.start, s.end, _who(s.annotator, annotator), s.origin, s.extra]
-                  for s in q.spans],
-        "assessments": [[_who(a.annotator, annotator), a.values, a.text_format, a.multiple_texts,
-                         a.unit_type, a.extra] for a in q.assessments],
-        "problems": [[p.type, p.element, _who(p.annotator, annotator), p.origin, p.note, p.alternative,
-                      p.start, p.end, p.extra] for p in q.problems],
+        "spans": canon([s.role, s.alternative, s.start, s.end, _who(s.annotator, annotator), s.origin, s.extra]
+                       for s in q.spans),
+        "assessments": canon([_who(a.annotator, annotator), a.values, a.text_format, a.multiple_texts,
+                              a.unit_type, a.extra] for a in q.assessments),
+        "problems": canon([p.type, p.element, _who(p.annotator, annotator), p.origin, p.note, p.alternative,
+                           p.start, p.end, p.extra] for p in q.problems),
         "comments": list(q.comments),
         "answerability": q.answerability,
     }
@@ -201,6 +207,8 @@ _FIELDS = ("passage", "index", "stem", "alternatives", "key", "extra", "annotati
 
 def _same_question(file: str, qid: str, old: tuple, new: tuple) -> None:
     for name, a, b in zip(_FIELDS, old, new):
+        if name in ("alternatives", "extra") and a != b:
+            a, b = json.loads(a), json.loads(b)  # equal up to key order is the same content
         if a != b:
             raise InputError(file, qid, name, "a question with this id is already stored with different content")
 
@@ -285,3 +293,26 @@ def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file:
     result.comments = len(plan.comments)
     result.predictions = len(plan.predictions)
     result.unchanged_questions = plan.unchanged
+
+
+def write_predictions(conn, dataset: Dataset, file: str) -> int:
+    """Model output from a prediction file (ExpMRC {"<pid>-<j>": {answer, evidence}}); returns rows changed."""
+    preds = dataset.extra.get("predictions") or {}
+    known = {r[0] for r in conn.execute("SELECT id FROM questions")}
+    rows = []
+    ts = now()
+    for qid, pr in preds.items():
+        if qid not in known:
+            raise InputError(file, qid, None, "no question with this id in the database; import its dataset first")
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pr.probabilities):
+            raise InputError(file, qid, "probabilities", "probabilities must be finite numbers")
+        rows.append((qid, pr.model_id, pr.input_format, dumps(list(pr.probabilities)), pr.evidence,
+                     _check_json(file, qid, "extra", pr.extra), ts))
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, created_at) "
+        "VALUES (?,?,?,?,?,?,?) ON CONFLICT (question_id, model_id, input_format) DO UPDATE SET "
+        "probabilities=excluded.probabilities, evidence=excluded.evidence, extra=excluded.extra, "
+        "created_at=excluded.created_at WHERE probabilities IS NOT excluded.probabilities "
+        "OR evidence IS NOT excluded.evidence OR extra IS NOT excluded.extra", rows)
+    return conn.total_changes - before

@@ -43,10 +43,12 @@ class Store:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike, annotator: str | None = None) -> "Store":
-        """Open (creating on first use) the database at `path`; upgrades an older schema
-        after writing `<path>.bak-v<N>` next to it."""
+    def open(cls, path: str | os.PathLike, annotator: str | None = None, create: bool = True) -> "Store":
+        """Open (creating on first use unless `create=False`) the database at `path`;
+        upgrades an older schema after writing `<path>.bak-v<N>` next to it."""
         p = Path(path)
+        if not create and not p.exists():
+            raise StoreError(f"no database at {p}; import files first: mcqlens import PATH --db {p}")
         if p.is_dir():
             raise StoreError(f"{p} is a folder, not a database file")
         if not p.parent.exists():
@@ -84,34 +86,58 @@ class Store:
 
         Idempotent: the same file (same sha256) again adds nothing; questions already
         stored with identical content are skipped; the same id with other content is an
-        InputError (file, record, field) and nothing is written.
+        InputError (file, record, field) and nothing is written.  A dataset of source
+        "expmrc-pred" (`extra["predictions"]` = {item id: Prediction}) stores model output.
         """
-        datasets = list(datasets)
+        return self.import_files([(file, datasets)], annotator)[0]
+
+    def import_files(self, files: Iterable[tuple[str | os.PathLike | None, Iterable[Dataset]]],
+                     annotator: str = DEFAULT_ANNOTATOR) -> list[ImportResult]:
+        """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored."""
+        results = []
+        with self._c.transaction() as conn:
+            for file, datasets in files:
+                results.append(self._import_one(conn, list(datasets), annotator, file))
+        return results
+
+    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file) -> ImportResult:
         name = str(file) if file is not None else None
         sha = imports.file_sha256(file)
         result = ImportResult(file=name, sha256=sha)
-        if sha is not None and self._c.query("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)):
+        if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
             result.already_imported = True
             return result
-        with self._c.transaction() as conn:
-            plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets")
-            imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
-            if result.changed:
-                result.history_id = self._history(
-                    conn, annotator, None, "import", None,
-                    {"file": name, "sha256": sha, "passages": result.passages, "questions": result.questions,
-                     "spans": result.spans}, kind="import")
+        predictions = [d for d in datasets if d.source == "expmrc-pred"]
+        datasets = [d for d in datasets if d.source != "expmrc-pred"]
+        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets")
+        imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
+        for d in predictions:
+            result.predictions += imports.write_predictions(conn, d, name or "predictions")
+        if result.changed:
+            if sha is not None and not result.datasets:
+                # prediction files have no dataset row; remember them for idempotency
+                conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
+                             (name, sha, None, annotator, imports.now()))
+            result.history_id = self._history(
+                conn, annotator, None, "import", None,
+                {"file": name, "sha256": sha, "passages": result.passages, "questions": result.questions,
+                 "spans": result.spans, "predictions": result.predictions}, kind="import")
         return result
 
-    def load_datasets(self, source: str | None = None, annotator: str | None = None) -> list[Dataset]:
+    def load_datasets(self, source: str | None = None, annotator: str | None = None,
+                      file: str | None = None) -> list[Dataset]:
         """The stored datasets, one per imported file, in import order, passages and questions
         in file order, every `extra` as it was read, with annotations.
 
         `annotator=None`: everyone's annotations; `annotator=NAME`: the imported ones and NAME's.
+        `file`: only datasets imported from a file of that path or file name.
         """
-        sql, params = "SELECT id, source, extra FROM datasets", []
+        where, params = [], []
         if source:
-            sql, params = sql + " WHERE source=?", [source]
+            where.append("source = ?"); params.append(source)
+        if file:
+            where.append("(file = ? OR file LIKE ? ESCAPE '\\')"); params += [file, "%/" + _escape_like(file)]
+        sql = "SELECT id, source, extra FROM datasets" + (" WHERE " + " AND ".join(where) if where else "")
         out = []
         for ds in self._c.query(sql + " ORDER BY id", params):
             dataset = Dataset(source=ds["source"], extra=json.loads(ds["extra"]))
@@ -324,13 +350,28 @@ class Store:
     # ------------------------------------------------------------ counts
 
     def stats(self) -> dict:
-        """{"sources": {source: {"passages", "questions"}}, "status": {status: n},
-        "annotations": {table: rows}, "annotators": [...], "history": n}."""
+        """{"sources": {source: {"files", "passages", "texts", "questions"}}, "status": {status: n},
+        "status_by_source": {source: {status: n}}, "files": [{file, source, texts, questions}],
+        "annotations": {table: rows}, "spans_by_role", "annotators": [...], "history": n}.
+
+        "passages" counts distinct passages; "texts" counts them as the files hold them
+        (EMBRACE green and yellow share some texts)."""
         sources: dict[str, dict[str, int]] = {}
         for r in self._c.query("SELECT source, count(*) FROM questions GROUP BY source ORDER BY source"):
-            sources[r[0]] = {"passages": 0, "questions": r[1]}
+            sources[r[0]] = {"files": 0, "passages": 0, "texts": 0, "questions": r[1]}
         for r in self._c.query("SELECT q.source, count(DISTINCT q.passage_id) FROM questions q GROUP BY q.source"):
             sources[r[0]]["passages"] = r[1]
+        files = []
+        for r in self._c.query(
+                "SELECT d.id, d.file, d.source, (SELECT count(*) FROM dataset_passages dp WHERE dp.dataset_id = d.id), "
+                "(SELECT count(*) FROM questions q WHERE q.dataset_id = d.id) FROM datasets d ORDER BY d.id"):
+            files.append({"file": r[1], "source": r[2], "texts": r[3], "questions": r[4]})
+            entry = sources.setdefault(r[2], {"files": 0, "passages": 0, "texts": 0, "questions": 0})
+            entry["files"] += 1
+            entry["texts"] += r[3]
+        by_source: dict[str, dict[str, int]] = defaultdict(dict)
+        for r in self._c.query("SELECT source, status, count(*) FROM questions GROUP BY source, status"):
+            by_source[r[0]][r[1]] = r[2]
         status = {s: 0 for s in ("untouched", "in progress", "done")}
         for r in self._c.query("SELECT status, count(*) FROM questions GROUP BY status"):
             status[r[0]] = r[1]
@@ -339,8 +380,10 @@ class Store:
                       "notes", "predictions", "history"):
             annotations[table] = self._c.query(f"SELECT count(*) FROM {table}")[0][0]
         by_role = {r[0]: r[1] for r in self._c.query("SELECT role, count(*) FROM spans GROUP BY role")}
-        return {"sources": sources, "status": status, "annotations": annotations, "spans_by_role": by_role,
-                "annotators": self.annotators(), "history": annotations["history"]}
+        return {"sources": sources, "status": status, "status_by_source": dict(by_source), "files": files,
+                "annotations": annotations, "spans_by_role": by_role, "annotators": self.annotators(),
+                "history": annotations["history"], "schema_version": self._c.query(
+                    "SELECT version FROM schema_version")[0][0]}
 
     # ------------------------------------------------------------ internals
 
