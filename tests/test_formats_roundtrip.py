@@ -271,3 +271,20 @@ def test_unknown_difficulty_string_is_kept_and_reported(tmp_path):
     formats.write("embrace", ds, out)
     diff = lines(out)[0]["test"][0]["annotations"]["difficulty"]
     assert diff["tom"] == "a value from a later release" and diff["phr"] == values["nphr"]
+
+
+def test_text_flag_removed_on_one_question_leaves_the_text(embrace_sets, tmp_path):
+    ds = copy.deepcopy(embrace_sets["embrace_yellow.jsonl"])
+    p = next(p for p in ds.passages if len(p.questions) > 1 and p.extra["embrace"]["flags"])
+    field, values = next(iter(p.extra["embrace"]["flags"].items()))
+    q = p.questions[0]
+    q.problems = [t for t in q.problems if not (t.extra.get("embrace", {}).get("source") == "flags"
+                                                and t.extra["embrace"]["field"] == field)]
+    out = tmp_path / "o.jsonl"
+    formats.write("embrace", ds, out)
+    rec = next(r for r in lines(out) if str(r["id"]) == p.id)
+    assert not rec["flags"].get(field)
+    original = next(r for r in lines(EMBRACE[1]) if str(r["id"]) == p.id)
+    assert {k: v for k, v in rec["flags"].items() if k != field} == \
+        {k: v for k, v in original["flags"].items() if k != field}
+    assert rec["test"] == original["test"]  # no question record changed
