@@ -1,0 +1,28 @@
+"""The boundaries of docs/ARCHITECTURE.md, enforced: Qt only in desktop.ui, torch only in models."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_contracts_are_kept():
+    exe = shutil.which("lint-imports")
+    assert exe, "import-linter is part of the dev extra"
+    done = subprocess.run([exe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "3 kept, 0 broken" in done.stdout
+
+
+def test_the_command_line_starts_without_heavy_imports():
+    # `mcqlens gui` must start fast: building the parser may not pull in pandas,
+    # matplotlib, onnxruntime or torch.
+    code = (
+        "import sys; from desktop.cli import build_parser; build_parser();"
+        "heavy = [m for m in ('pandas', 'matplotlib', 'onnxruntime', 'torch', 'transformers') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
