@@ -1,6 +1,25 @@
-"""`mcqlens gui`: (being written)."""
+"""`mcqlens gui`: open the annotation workbench (also `python -m desktop`)."""
 from __future__ import annotations
 
 
 def register(sub) -> None:
-    sub.add_parser("gui", help="(not yet available)")
+    p = sub.add_parser("gui", help="open the annotation workbench window",
+                       description="Read passages, mark evidence and bases, score difficulty, tag problems. "
+                                   "Every edit is saved at once in the database.")
+    p.add_argument("--db", default="annotations.db", help="the annotation database (default: %(default)s)")
+    p.add_argument("--item", help="open on this item id (e.g. 0_0)")
+    p.add_argument("--annotator", help="your name as the author of your edits (remembered)")
+    p.add_argument("--screenshot", metavar="OUT.png", help="render the window to this PNG and exit")
+    p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from desktop.domain.errors import McqLensError
+    try:
+        w, h = (int(x) for x in args.size.lower().split("x"))
+    except ValueError:
+        raise McqLensError(f"--size must be WIDTHxHEIGHT, got {args.size!r}") from None
+    # Qt is imported only here, so the rest of the command line never loads it.
+    from desktop.ui.app import run as run_gui
+    return run_gui(args.db, item=args.item, screenshot=args.screenshot, annotator=args.annotator, size=(w, h))

@@ -1,0 +1,186 @@
+"""The window's one door to the store and the file readers (no Qt here, no SQL).
+
+Everything the widgets need is asked for through these small functions, so a
+change of the store's interface touches this module only.  `compute_facts` and
+`read_file` are plain functions that the window runs in a worker thread
+(Orange3's pattern: core code reports progress through a callable).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from desktop.domain.changes import Change
+from desktop.domain.model import Assessment, Dataset, Question
+
+
+@dataclass
+class ItemState:
+    """Everything the window shows for one item, split into the annotator's own and the rest."""
+
+    question: Question
+    passage_text: str
+    own: Assessment | None  # this annotator's assessment
+    reference: Assessment | None  # another (usually the imported) assessment, shown until overridden
+    note: str
+    own_comments: list[str]
+    other_comments: list[str]
+    status: str
+    values: dict[str, Any] = field(default_factory=dict)  # merged: own over reference
+    inherited: set[str] = field(default_factory=set)  # variables shown from the reference
+
+    @property
+    def text_format(self):
+        return _pick(self.own, self.reference, "text_format")
+
+    @property
+    def unit_type(self):
+        return _pick(self.own, self.reference, "unit_type")
+
+    @property
+    def multiple_texts(self):
+        return _pick(self.own, self.reference, "multiple_texts")
+
+
+def _pick(own, ref, name):
+    v = getattr(own, name, None) if own is not None else None
+    if v is None and ref is not None:
+        v = getattr(ref, name, None)
+    return v
+
+
+class Backend:
+    """The store as the window uses it; holds the annotator's name and a passage-text cache."""
+
+    def __init__(self, store):
+        self.store = store
+        self._texts: dict[str, str] = {}
+
+    @classmethod
+    def open(cls, path: str, annotator: str | None = None) -> "Backend":
+        from desktop.store import Store
+        return cls(Store.open(path, annotator=annotator))
+
+    @property
+    def annotator(self) -> str:
+        return self.store.annotator
+
+    @property
+    def path(self) -> str:
+        return self.store.path
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ---- reading ---------------------------------------------------------------------------
+    def items(self) -> list:
+        return self.store.items()
+
+    def is_empty(self) -> bool:
+        return not self.store.items()
+
+    def item_row(self, item_id: str, passage_id: str):
+        return next((r for r in self.store.items(passage_id=passage_id) if r.item_id == item_id), None)
+
+    def search_passages(self, text: str) -> set[str]:
+        """Passages whose text (or whose questions) contain `text`."""
+        return {r.passage_id for r in self.store.items(search=text)}
+
+    def passage_text(self, passage_id: str) -> str:
+        text = self._texts.get(passage_id)
+        if text is None:
+            text = self._texts[passage_id] = self.store.passage(passage_id).text
+        return text
+
+    def load(self, item_id: str, status: str = "untouched") -> ItemState:
+        me = self.annotator
+        q = self.store.question(item_id, annotator=me)
+        own = next((a for a in q.assessments if a.annotator == me), None)
+        reference = next((a for a in q.assessments if a.annotator != me), None)
+        values = dict(reference.values) if reference else {}
+        inherited = set(values)
+        if own is not None:
+            for var, value in own.values.items():
+                values[var] = value
+                inherited.discard(var)
+        # The store lists imported comments first; the annotator edits only their own.
+        n_other = 0
+        if q.comments:
+            n_other = len(self.store.question(item_id, annotator="").comments)
+        note = self.store.note(item_id, me) or ""
+        return ItemState(question=q, passage_text=self.passage_text(q.passage_id), own=own, reference=reference,
+                         note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
+                         status=status, values=values, inherited=inherited)
+
+    # ---- writing ----------------------------------------------------------------------------------
+    def apply(self, item_id: str, field_: str, value: Any) -> int:
+        """Store one edit (one transaction with its history row); returns the history id."""
+        return self.store.apply(Change(item_id, field_, value, self.annotator))
+
+    def undo(self):
+        return self.store.undo(self.annotator)
+
+    def redo(self):
+        return self.store.redo(self.annotator)
+
+    def import_datasets(self, datasets: list[Dataset], file: str | None):
+        """Store what a reader produced; prediction files go to the model outputs."""
+        preds = [d for d in datasets if d.source == "expmrc-pred"]
+        data = [d for d in datasets if d.source != "expmrc-pred"]
+        result = self.store.import_datasets(data, file=file) if data else None
+        n = 0
+        for d in preds:
+            n += self.store.add_predictions(list(d.extra.get("predictions", {}).items()))
+        return result, n
+
+    def load_all(self) -> list[Dataset]:
+        return self.store.load_datasets(annotator=self.annotator)
+
+
+# ---- work for a worker thread -------------------------------------------------------------------
+
+def read_file(path: str, progress: Callable[[str], None] | None = None) -> list[Dataset]:
+    """Read a RACE, EMBRACE or ExpMRC (or other supported) file into domain objects."""
+    from desktop import formats
+    if progress:
+        progress(f"Reading {path} ({formats.detect(path)})…")
+    datasets = formats.read(path)
+    if progress:
+        n = sum(1 for d in datasets for _ in d.questions())
+        progress(f"Read {n} questions; storing…")
+    return datasets
+
+
+def compute_facts(datasets: list[Dataset], annotator: str) -> dict[str, dict[str, Any]]:
+    """Per item: acceptability, eligibility, difficulty total and model flags (navigator filters)."""
+    from desktop.domain import difficulty as km
+    from desktop.domain import typology as ty
+    out: dict[str, dict[str, Any]] = {}
+    for ds in datasets:
+        for q in ds.questions():
+            own = next((a for a in q.assessments if a.annotator == annotator), None)
+            ref = next((a for a in q.assessments if a.annotator != annotator), None)
+            values = dict(ref.values) if ref else {}
+            values.update(own.values if own else {})
+            try:
+                total = km.total(values) if values else None
+            except ValueError:
+                total = None
+            eligible, why = km.eligibility(_pick(own, ref, "text_format"), _pick(own, ref, "unit_type"),
+                                           ty.item_worst_tier(q.problems))
+            out[q.id] = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
+                         "total": total, "model_flags": model_flags(q)}
+    return out
+
+
+def model_flags(q: Question) -> list[str]:
+    """Short labels of what the models say: right or wrong per input format."""
+    flags = []
+    if q.key is None:
+        return flags
+    for p in q.predictions:
+        if not p.probabilities:
+            continue
+        best = max(range(len(p.probabilities)), key=p.probabilities.__getitem__)
+        flags.append(f"{p.input_format}: {'right' if best == q.key else 'wrong'}")
+    return sorted(set(flags))

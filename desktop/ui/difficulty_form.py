@@ -1,0 +1,296 @@
+"""The Kirsch–Mosenthal difficulty form, built from `desktop.domain.difficulty`.
+
+One control per variable lists the category names with their points; TOI is a
+searchable concept list; TOM is two selectors (T-Q, T-A) whose combined category
+and points are shown; IC follows NPar; the total updates as values change; a
+banner says why an item is not eligible.  Every choice is emitted at once as
+(variable, value) for the window to store.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QCompleter, QFormLayout, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget,
+)
+
+from desktop.domain import difficulty as km
+
+NOT_ASSESSED = "— not assessed —"
+
+
+def _pts(p: float) -> str:
+    return f"{p:g} pt" + ("" if p == 1 else "s")
+
+
+def _combo(chars: int = 16) -> QComboBox:
+    # Category names are long: keep the form narrow and show them whole in the list and tooltip.
+    combo = QComboBox()
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(chars)
+    combo.view().setTextElideMode(Qt.ElideNone)
+    return combo
+
+
+class DifficultyForm(QWidget):
+    """Emits `valueChosen(variable, value)`; `set_values` shows an assessment without emitting."""
+
+    valueChosen = Signal(str, object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.hide()
+        outer.addWidget(self.banner)
+        self.owner = QLabel()
+        self.owner.setWordWrap(True)
+        self.owner.setStyleSheet("color: #666;")
+        outer.addWidget(self.owner)
+        self.total = QLabel()
+        font = self.total.font()
+        font.setPointSizeF(font.pointSizeF() + 2)
+        font.setBold(True)
+        self.total.setFont(font)
+        outer.addWidget(self.total)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        host = QWidget()
+        self.form = QFormLayout(host)
+        self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        scroll.setWidget(host)
+        outer.addWidget(scroll, 1)
+        self.messages = QLabel()
+        self.messages.setWordWrap(True)
+        outer.addWidget(self.messages)
+
+        self.controls: dict[str, QComboBox] = {}
+        self.points: dict[str, QLabel] = {}
+        self._values: dict[str, Any] = {}
+        self._loading = False
+        for var in km.VARIABLES:
+            if var == "tom":
+                self._add_tom()
+            else:
+                self._add_scale(var)
+        self.ic_note = QLabel()
+        self.ic_note.setWordWrap(True)
+        self.ic_note.setStyleSheet("color: #555; font-size: small;")
+        self.form.addRow("", self.ic_note)
+        self._refresh()
+
+    # ---- building ------------------------------------------------------------------------
+    def _row(self, var: str, control: QWidget) -> None:
+        pts = QLabel()
+        pts.setMinimumWidth(48)
+        pts.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        self.points[var] = pts
+        line = QHBoxLayout()
+        line.addWidget(control, 1)
+        line.addWidget(pts)
+        label = QLabel(f"<b>{var.upper()}</b> {km.NAMES[var].lower()}")
+        label.setWordWrap(True)
+        label.setMaximumWidth(140)
+        label.setToolTip(km.NAMES[var])
+        self.form.addRow(label, line)
+
+    def _add_scale(self, var: str) -> None:
+        combo = _combo()
+        combo.setObjectName(f"difficulty_{var}")
+        combo.addItem(NOT_ASSESSED, None)
+        if var == "toi":
+            for key in km.categories("toi"):
+                combo.addItem(f"{key} ({_pts(km.points('toi', key))})", key)
+            for key, mapped in km.TOI_ADDED.items():
+                if len(mapped) == 1:
+                    combo.addItem(f"{key} → {mapped[0]} ({_pts(km.points('toi', key))})", key)
+            # Searchable: type part of a concept name ("reas" finds reason).
+            combo.setEditable(True)
+            combo.setInsertPolicy(QComboBox.NoInsert)
+            completer = QCompleter(combo.model(), combo)
+            completer.setFilterMode(Qt.MatchContains)
+            completer.setCaseSensitivity(Qt.CaseInsensitive)
+            completer.setCompletionMode(QCompleter.PopupCompletion)
+            combo.setCompleter(completer)
+            combo.lineEdit().setPlaceholderText("type a concept…")
+        else:
+            for key in km.categories(var):
+                name, p = km.SCALES[var][key]
+                combo.addItem(f"{name} ({_pts(p)})", key)
+                combo.setItemData(combo.count() - 1, name, Qt.ToolTipRole)
+        combo.activated.connect(lambda _i, v=var: self._chosen(v))
+        self.controls[var] = combo
+        self._row(var, combo)
+
+    def _add_tom(self) -> None:
+        host = QWidget()
+        line = QHBoxLayout(host)
+        line.setContentsMargins(0, 0, 0, 0)
+        self.tom_q, self.tom_a = _combo(6), _combo(6)
+        for name, combo in (("T-Q", self.tom_q), ("T-A", self.tom_a)):
+            combo.setObjectName(f"difficulty_tom_{name[-1].lower()}")
+            combo.addItem(f"{name}: —", None)
+            for rel in km.RELATIONS:
+                combo.addItem(f"{name}: {km.RELATION_NAMES[rel]}", rel)
+            combo.activated.connect(lambda _i: self._tom_chosen())
+            line.addWidget(QLabel(name))
+            line.addWidget(combo, 1)
+        self.tom_label = QLabel()
+        self.tom_label.setWordWrap(True)
+        self.tom_label.setStyleSheet("color: #555;")
+        self._row("tom", host)
+        self.form.addRow("", self.tom_label)
+
+    # ---- showing -------------------------------------------------------------------------------
+    def set_values(self, values: dict[str, Any], owner_note: str = "") -> None:
+        """Show an assessment (no signals)."""
+        self._loading = True
+        try:
+            self._values = dict(values)
+            for var, combo in self.controls.items():
+                value = values.get(var)
+                i = combo.findData(value) if value is not None else 0
+                if i < 0:  # a category this scale version does not list: show it as is
+                    combo.addItem(f"{value} (unknown)", value)
+                    i = combo.count() - 1
+                combo.setCurrentIndex(i)
+            self._show_tom(values.get("tom"))
+            self.owner.setText(owner_note)
+        finally:
+            self._loading = False
+        self._refresh()
+
+    def _show_tom(self, value: Any) -> None:
+        pair: tuple[Any, Any] = (None, None)
+        self.tom_imported = None
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            pair = (value[0], value[1])
+        elif isinstance(value, str) and value in km.TOM_COMBINED:
+            # A combined category (as EMBRACE records it): show the first matching pair.
+            pairs = km.tom_pairs(value)
+            pair = pairs[0] if pairs else (None, None)
+            self.tom_imported = value
+        self.tom_q.setCurrentIndex(max(0, self.tom_q.findData(pair[0])) if pair[0] else 0)
+        self.tom_a.setCurrentIndex(max(0, self.tom_a.findData(pair[1])) if pair[1] else 0)
+
+    def set_eligibility(self, eligible: bool | None, why: str) -> None:
+        if eligible is None or (eligible and not why):
+            self.banner.hide()
+            return
+        bg = "#FDECEA" if not eligible else "#FFF8E1"
+        fg = "#B71C1C" if not eligible else "#8D6E00"
+        head = "Not eligible for difficulty evaluation" if not eligible else "Eligible, with a note"
+        self.banner.setText(f"<b>{head}:</b> {why}")
+        self.banner.setStyleSheet(f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
+                                  " border-radius: 4px; padding: 6px; }")
+        self.banner.show()
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    # ---- choosing --------------------------------------------------------------------------------
+    def _chosen(self, var: str) -> None:
+        if self._loading:
+            return
+        combo = self.controls[var]
+        value = combo.currentData()
+        if var == "toi" and combo.currentIndex() >= 0 and combo.currentText() != combo.itemText(combo.currentIndex()):
+            return  # half-typed search text
+        if value == self._values.get(var):
+            return
+        self._set(var, value)
+
+    def _tom_chosen(self) -> None:
+        if self._loading:
+            return
+        t_q, t_a = self.tom_q.currentData(), self.tom_a.currentData()
+        if t_q is None or t_a is None:
+            self._refresh()
+            return  # wait for both relations
+        value = [t_q, t_a]
+        if value == self._values.get("tom"):
+            return
+        self._set("tom", value)
+
+    def _set(self, var: str, value: Any) -> None:
+        if value is None:
+            self._values.pop(var, None)
+        else:
+            self._values[var] = value
+        self._refresh()
+        self.valueChosen.emit(var, value)
+
+    def choose(self, var: str, value: Any) -> None:
+        """Pick a category as the annotator would (keyboard-free path used by tools and tests)."""
+        if var == "tom":
+            self.tom_q.setCurrentIndex(self.tom_q.findData(value[0]))
+            self.tom_a.setCurrentIndex(self.tom_a.findData(value[1]))
+            self._tom_chosen()
+            return
+        combo = self.controls[var]
+        combo.setCurrentIndex(combo.findData(value))
+        self._chosen(var)
+
+    # ---- live total, IC rule, messages --------------------------------------------------------------
+    def _refresh(self) -> None:
+        values = self._values
+        for combo in (*self.controls.values(), self.tom_q, self.tom_a):
+            combo.setToolTip(combo.currentText())
+        for var, label in self.points.items():
+            value = values.get(var)
+            try:
+                label.setText(_pts(km.points(var, value)) if value is not None else "")
+            except ValueError:
+                label.setText("?")
+        tom = values.get("tom")
+        if tom is not None:
+            try:
+                name, _p = km.TOM_COMBINED[km.tom_key(tom)]
+                src = " (imported as the combined category)" if isinstance(tom, str) else ""
+                self.tom_label.setText(f"= {name}{src}")
+            except ValueError:
+                self.tom_label.setText(f"unknown TOM value {tom!r}")
+        else:
+            self.tom_label.setText("choose both relations")
+        self._apply_ic_rule(values.get("npar"))
+        try:
+            total = km.total(values)
+        except ValueError:
+            total = None
+        if total is not None:
+            self.total.setText(f"Total difficulty: {total:g}  (of {km.THEORETICAL_MAX:g})")
+        else:
+            partial = 0.0
+            for var, value in values.items():
+                try:
+                    partial += km.points(var, value) if value is not None else 0
+                except (ValueError, KeyError):
+                    pass
+            todo = ", ".join(v.upper() for v in km.missing(values))
+            self.total.setText(f"Total so far: {partial:g}  ·  to score: {todo}")
+        errors = [m.text for m in km.validate(values) if m.level == "error"]
+        self.messages.setText("".join(f"<div style='color:#B71C1C'>⚠ {e}</div>" for e in errors))
+
+    def _apply_ic_rule(self, npar: Any) -> None:
+        # NPar 2+ already means synthesis between paragraphs: IC cannot be "compare" then.
+        combo = self.controls.get("ic")
+        if combo is None:
+            return
+        model = combo.model()
+        between = npar == "2+"
+        for i in range(combo.count()):
+            if combo.itemData(i) == "compare":
+                model.item(i).setEnabled(not between)
+        if between:
+            self.ic_note.setText("IC: NPar is 2+ (between paragraphs), so the infer condition is "
+                                 "contrast/synthesis throughout paragraphs (1 pt).")
+        elif npar == "1":
+            self.ic_note.setText("IC: NPar is 1 (within a paragraph): compare (0) unless the "
+                                 "inference contrasts features (1).")
+        else:
+            self.ic_note.setText("IC depends on NPar: score NPar first.")

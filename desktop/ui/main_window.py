@@ -1,0 +1,549 @@
+"""The workbench window: navigator | passage and question | difficulty, problems, comments.
+
+Every edit becomes one `store.apply(Change)` the moment it is made; the status
+bar says "saved" only after the store has committed it.  Reading files and
+computing the navigator's facts happen in worker threads; the GUI thread alone
+writes to the store.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
+    QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget,
+)
+
+from desktop.domain.errors import McqLensError
+from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, Dataset, Passage, letter
+from desktop.ui import colors
+from desktop.ui.backend import Backend, ItemState, compute_facts, read_file
+from desktop.ui.comments_panel import CommentsPanel
+from desktop.ui.difficulty_form import DifficultyForm
+from desktop.ui.navigator import Navigator
+from desktop.ui.passage_view import PassageView
+from desktop.ui.problems_panel import ProblemsPanel
+from desktop.ui.question_view import QuestionView
+from desktop.ui.workers import Runner
+
+IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True):
+        super().__init__()
+        self.backend = backend
+        self.settings = settings
+        self.state: ItemState | None = None
+        self.current: str | None = None
+        self.last_saved: int | None = None  # history id of the last edit the store committed
+        self.last_message: str = ""
+        self.last_error: str = ""
+        self.importing = False
+        self._want_facts = facts
+        self.setWindowTitle(f"MCQ Lens — {backend.path}")
+        self._build()
+        self._build_menus()
+        self.facts_runner = Runner(self)
+        self.facts_runner.finished.connect(self._facts_ready)
+        self.import_runner = Runner(self)
+        self.import_runner.progressed.connect(self._import_progress)
+        self.import_runner.finished.connect(self._import_read)
+        self.import_runner.failed.connect(self._import_failed)
+        self._progress: QProgressDialog | None = None
+        self.reload_items()
+
+    # ================================================================ layout
+    def _build(self) -> None:
+        self.navigator = Navigator(search_passages=self.backend.search_passages)
+        self.navigator.itemChosen.connect(self.open_item)
+
+        self.passage = PassageView()
+        self.passage.markRequested.connect(self._mark)
+        self.passage.removeRequested.connect(lambda sid: self.edit("span.remove", {"id": sid}))
+        self.passage.updateRequested.connect(self._update_span)
+        self.passage.spanSelected.connect(self._span_selected)
+        self.question_view = QuestionView()
+        self.question_view.basisRequested.connect(lambda i: self._mark_button(BASIS, i))
+
+        toolbar = QHBoxLayout()
+        toolbar.setContentsMargins(0, 0, 0, 0)
+        toolbar.addWidget(QLabel("Mark selection:"))
+        ev = QPushButton("Evidence (E)")
+        ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
+        ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
+        req = QPushButton("Required paragraphs (P)")
+        req.setStyleSheet(f"QPushButton {{ border-left: 6px solid {colors.REQUIRED_HEX}; padding: 3px 8px; }}")
+        req.clicked.connect(lambda: self._mark_button(REQUIRED))
+        self._basis_buttons = QHBoxLayout()
+        self.remove_button = QPushButton("Remove span (Del)")
+        self.remove_button.setEnabled(False)
+        self.remove_button.clicked.connect(self._remove_selected)
+        for b in (ev, req, self.remove_button):
+            b.setFocusPolicy(Qt.NoFocus)
+        toolbar.addWidget(ev)
+        toolbar.addLayout(self._basis_buttons)
+        toolbar.addWidget(req)
+        toolbar.addStretch(1)
+        self.span_info = QLabel()
+        self.span_info.setStyleSheet("color: #444;")
+        toolbar.addWidget(self.span_info)
+        toolbar.addWidget(self.remove_button)
+
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(2, 2, 2, 2)
+        cl.addLayout(toolbar)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.passage)
+        split.addWidget(self.question_view)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([600, 330])
+        cl.addWidget(split, 1)
+
+        self.difficulty = DifficultyForm()
+        self.difficulty.valueChosen.connect(lambda var, v: self.edit(f"difficulty.{var}", v))
+        self.problems = ProblemsPanel()
+        self.problems.tagToggled.connect(self._tag_toggled)
+        self.problems.fieldEdited.connect(self.edit)
+        self.comments = CommentsPanel()
+        self.comments.fieldEdited.connect(self.edit)
+        self.comments.doneAndNext.connect(self.done_and_next)
+        self.comments.comment.pending.connect(self._typing)
+        self.problems.note.pending.connect(self._typing)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.difficulty, "Difficulty")
+        self.tabs.addTab(self.problems, "Problems")
+        self.tabs.addTab(self.comments, "Comments && status")
+
+        work = QSplitter(Qt.Horizontal)
+        work.addWidget(self.navigator)
+        work.addWidget(center)
+        work.addWidget(self.tabs)
+        work.setSizes([330, 820, 430])
+        work.setStretchFactor(1, 1)
+        self.work = work
+
+        self.welcome = self._welcome_page()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(work)
+        self.setCentralWidget(self.pages)
+
+        self.save_label = QLabel("")
+        self.annotator_label = QLabel(f"annotator: <b>{self.backend.annotator}</b>")
+        self.statusBar().addPermanentWidget(self.save_label)
+        self.statusBar().addPermanentWidget(self.annotator_label)
+        self.resize(1580, 960)
+
+    def _welcome_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.addStretch(1)
+        text = QLabel(
+            "<h2>This database has no items yet</h2>"
+            "<p>Bring RACE, EMBRACE or ExpMRC items in with <b>File → Import…</b> (Ctrl+O), "
+            "or from a terminal:</p>"
+            "<pre>  mcqlens import embrace_green.jsonl --db annotations.db</pre>"
+            "<p>Every edit is saved the moment you make it; Ctrl+Z undoes, also after a restart.</p>"
+            "<p>To look around first, load six demo questions written for MCQ Lens.</p>")
+        text.setTextFormat(Qt.RichText)
+        text.setAlignment(Qt.AlignCenter)
+        lay.addWidget(text)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        imp = QPushButton("Import a file…")
+        imp.clicked.connect(self.choose_import)
+        demo = QPushButton("Load the demo items")
+        demo.clicked.connect(self.load_demo)
+        row.addWidget(imp)
+        row.addWidget(demo)
+        row.addStretch(1)
+        lay.addLayout(row)
+        lay.addStretch(2)
+        return page
+
+    def _build_menus(self) -> None:
+        def action(menu, text, slot, keys=()):
+            a = QAction(text, self)
+            if keys:
+                a.setShortcuts([QKeySequence(k) for k in keys])
+                a.setShortcutContext(Qt.WindowShortcut)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        file_menu = self.menuBar().addMenu("&File")
+        action(file_menu, "&Import…", self.choose_import, [QKeySequence.Open])
+        action(file_menu, "Load the &demo items", self.load_demo)
+        file_menu.addSeparator()
+        action(file_menu, "&Quit", self.close, [QKeySequence.Quit])
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = action(edit_menu, "&Undo", self.undo, ["Ctrl+Z"])
+        self.redo_action = action(edit_menu, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        mark = self.menuBar().addMenu("&Mark")
+        # The letter keys act in the passage view only, so typing a comment never marks text.
+        action(mark, "Evidence\tE", lambda: self._mark_button(EVIDENCE))
+        for i in range(4):
+            action(mark, f"Basis of {letter(i)}\t{i + 1}", lambda _=False, i=i: self._mark_button(BASIS, i))
+        action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        action(mark, "Remove the selected span\tDel", self._remove_selected)
+        go = self.menuBar().addMenu("&Go")
+        action(go, "&Next item", self.next_item, ["Alt+Down"])
+        action(go, "&Previous item", self.previous_item, ["Alt+Up"])
+        action(go, "Next &unfinished item", self.next_unfinished, ["Ctrl+J"])
+        action(go, "Mark &done, go to next unfinished", self.done_and_next, ["Ctrl+Return", "Ctrl+Enter"])
+        action(go, "&Search", lambda: self.navigator.search.setFocus(), [QKeySequence.Find])
+
+    # ================================================================ items
+    def reload_items(self, select: str | None = None) -> None:
+        rows = self.backend.items()
+        if not rows:
+            self.pages.setCurrentWidget(self.welcome)
+            self.current, self.state = None, None
+            return
+        self.pages.setCurrentWidget(self.work)
+        self.navigator.set_rows(rows)
+        target = select or self.current or rows[0].item_id
+        if self.navigator.model.row_of(target) is None:
+            target = rows[0].item_id
+        self.current = None
+        self.navigator.select(target)
+        if self.current != target:  # selecting an already current index emits nothing
+            self.open_item(target)
+        if self._want_facts:
+            self.start_facts()
+
+    def open_item(self, item_id: str) -> None:
+        if item_id == self.current and self.state is not None:
+            return
+        self.flush()
+        row = self.navigator.model.row_of(item_id)
+        try:
+            state = self.backend.load(item_id, status=row.status if row else "untouched")
+        except McqLensError as exc:
+            self._error(str(exc))
+            return
+        self.current = item_id
+        self.state = state
+        if self.navigator.current != item_id:
+            self.navigator.select(item_id, emit=False)
+        self._render(new_item=True)
+
+    def _render(self, new_item: bool = False) -> None:
+        st = self.state
+        q = st.question
+        if new_item:
+            self.passage.set_passage(st.passage_text, q.spans, len(q.alternatives))
+            self.question_view.set_question(q, st.passage_text)
+            self._basis_button_row(len(q.alternatives))
+        else:
+            keep = self.passage.selected_span()
+            self.passage.set_spans(q.spans)
+            if keep is not None:
+                self.passage.select_span(keep.id)
+            self.question_view.update_counts(q)
+        owner = ""
+        if st.inherited:
+            who = st.reference.annotator if st.reference else "imported"
+            owner = (f"{len(st.inherited)} value(s) shown from the assessment of “{who}”; "
+                     "choosing a value records your own.")
+        self.difficulty.set_values(st.values, owner)
+        worst = None
+        from desktop.domain import difficulty as km
+        from desktop.domain import typology as ty
+        worst = ty.item_worst_tier(q.problems)
+        eligible, why = km.eligibility(st.text_format, st.unit_type, worst)
+        self.difficulty.set_eligibility(eligible, why)
+        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type)
+        self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments)
+        self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
+
+    def _basis_button_row(self, n: int) -> None:
+        while self._basis_buttons.count():
+            w = self._basis_buttons.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        for i in range(n):
+            b = QToolButton()
+            b.setText(f"{letter(i)} ({i + 1})")
+            b.setToolTip(f"Basis of alternative {letter(i)}")
+            b.setStyleSheet(f"QToolButton {{ background: {colors.alternative_hex(i)}; color: white;"
+                            " font-weight: bold; border-radius: 3px; padding: 3px 6px; }")
+            b.setFocusPolicy(Qt.NoFocus)
+            b.clicked.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
+            self._basis_buttons.addWidget(b)
+
+    # ================================================================ editing
+    def edit(self, field: str, value: Any) -> int | None:
+        """Store one change of the current item at once; returns its history id (None: refused)."""
+        if self.current is None:
+            return None
+        if field not in ("comment", "note"):
+            # Text still being typed goes in first: the refresh below redraws the panels.
+            self.flush()
+        try:
+            hid = self.backend.apply(self.current, field, value)
+        except McqLensError as exc:
+            self._error(f"Not saved: {exc}")
+            self._refresh()
+            return None
+        self._saved(hid, f"{field}")
+        self._refresh()
+        return hid
+
+    def _saved(self, hid: int, what: str) -> None:
+        self.last_saved = hid
+        self.save_label.setText(f"<span style='color:#2E7D32'>✓ saved</span> {what} · #{hid}")
+
+    def _typing(self) -> None:
+        self.save_label.setText("<span style='color:#B26A00'>● typing… (saved when you pause)</span>")
+
+    def _refresh(self, item_id: str | None = None) -> None:
+        """Reload the current item from the store, and its navigator row."""
+        item_id = item_id or self.current
+        if item_id is None:
+            return
+        row = self.navigator.model.row_of(item_id)
+        passage_id = row.passage_id if row else self.state.question.passage_id
+        fresh = self.backend.item_row(item_id, passage_id)
+        if fresh is not None:
+            self.navigator.update_row(item_id, status=fresh.status, n_evidence=fresh.n_evidence,
+                                      n_bases=fresh.n_bases, n_problems=fresh.n_problems,
+                                      answerability=fresh.answerability)
+        if item_id != self.current:
+            return
+        self.state = self.backend.load(item_id, status=fresh.status if fresh else self.state.status)
+        self._render()
+        self._update_facts_for(self.state)
+
+    def flush(self) -> None:
+        """Commit text still being typed (before leaving an item or closing)."""
+        if self.current is not None:
+            self.problems.flush()
+            self.comments.flush()
+
+    def _mark(self, role: str, alternative: int, start: int, end: int) -> None:
+        value: dict[str, Any] = {"role": role, "start": start, "end": end}
+        if alternative >= 0:
+            value["alternative"] = alternative
+        self.edit("span.add", value)
+
+    def _mark_button(self, role: str, alternative: int | None = None) -> None:
+        if not self.passage.mark(role, alternative):
+            self.statusBar().showMessage("Select some text in the passage first.", 4000)
+        self.passage.setFocus()
+
+    def _update_span(self, span_id: int, start: int, end: int) -> None:
+        if self.edit("span.update", {"id": span_id, "start": start, "end": end}) is not None:
+            self.passage.select_span(span_id)
+
+    def _remove_selected(self) -> None:
+        span = self.passage.selected_span()
+        if span is not None and span.id is not None:
+            self.edit("span.remove", {"id": span.id})
+
+    def _span_selected(self, span) -> None:
+        self.remove_button.setEnabled(span is not None)
+        if span is None or self.state is None:
+            self.span_info.setText("")
+            return
+        what = {EVIDENCE: "evidence", REQUIRED: "required paragraphs"}.get(span.role, "")
+        if span.role == BASIS and span.alternative is not None:
+            what = f"basis of {letter(span.alternative)}"
+        self.span_info.setText(f"selected: {what} [{span.start}–{span.end}] by {span.annotator} · "
+                               "Shift+←/→ end, Ctrl+Shift+←/→ start")
+
+    def _tag_toggled(self, type_key: str, element: str, checked: bool) -> None:
+        if checked:
+            self.edit("problem.add", {"type": type_key, "element": element})
+            return
+        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element]:
+            if tag.id is not None:
+                self.edit("problem.remove", {"id": tag.id})
+
+    # ================================================================ undo, navigation
+    def undo(self) -> None:
+        self._history_step(self.backend.undo, "undone")
+
+    def redo(self) -> None:
+        self._history_step(self.backend.redo, "redone")
+
+    def _history_step(self, fn, verb: str) -> None:
+        self.flush()
+        try:
+            row = fn()
+        except McqLensError as exc:
+            self._error(str(exc))
+            return
+        if row is None:
+            self.statusBar().showMessage(f"Nothing to be {verb}.", 3000)
+            return
+        self._saved(row.id, f"{verb}: {row.field}")
+        if row.item and row.item != self.current:
+            self._refresh(row.item)
+            self.navigator.select(row.item)
+        else:
+            self._refresh()
+
+    def next_item(self) -> None:
+        self.flush()
+        if self.navigator.next_item() is None:
+            self.statusBar().showMessage("This is the last item shown.", 3000)
+        self.passage.setFocus()
+
+    def previous_item(self) -> None:
+        self.flush()
+        if self.navigator.previous_item() is None:
+            self.statusBar().showMessage("This is the first item shown.", 3000)
+        self.passage.setFocus()
+
+    def next_unfinished(self) -> None:
+        self.flush()
+        if self.navigator.next_unfinished() is None:
+            self.statusBar().showMessage("Every item shown is done.", 5000)
+        self.passage.setFocus()
+
+    def done_and_next(self) -> None:
+        if self.current is not None and self.edit("status", "done") is not None:
+            self.next_unfinished()
+
+    def go_to(self, item_id: str) -> bool:
+        if self.navigator.model.row_of(item_id) is None:
+            return False
+        self.navigator.select(item_id)
+        if self.current != item_id:
+            self.open_item(item_id)
+        return True
+
+    # ================================================================ facts for the filters
+    def start_facts(self) -> None:
+        annotator = self.backend.annotator
+        backend = self.backend
+
+        def work(progress):
+            return compute_facts(backend.load_all(), annotator)
+
+        self.facts_runner.start(work)
+
+    def _facts_ready(self, facts: dict) -> None:
+        self.navigator.set_facts(facts)
+
+    def _update_facts_for(self, st: ItemState) -> None:
+        if not self.navigator.model.facts:
+            return
+        ds = Dataset(source=st.question.source,
+                     passages=[Passage(id=st.question.passage_id, text="", questions=[st.question])])
+        self.navigator.model.facts.update(compute_facts([ds], self.backend.annotator))
+
+    # ================================================================ import
+    def choose_import(self) -> None:
+        start = self.settings.value("last_import_dir", "") if self.settings is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Import items (RACE, EMBRACE, ExpMRC, …)", str(start),
+                                              IMPORT_FILTER)
+        if path:
+            if self.settings is not None:
+                import os
+                self.settings.setValue("last_import_dir", os.path.dirname(path))
+            self.import_file(path)
+
+    def import_file(self, path: str) -> None:
+        """Read `path` in a worker thread, then store it here on the GUI thread."""
+        if self.importing:
+            return
+        self.flush()
+        self.importing = True
+        self._import_path = path
+        self._import_started = time.perf_counter()
+        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, 0, self)
+        self._progress.setWindowTitle("Import")
+        self._progress.setMinimumDuration(0)
+        self._progress.canceled.connect(self._import_cancel)
+        self._progress.show()
+        self.import_runner.start(read_file, path)
+
+    def _import_progress(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.setLabelText(text)
+
+    def _import_cancel(self) -> None:
+        self.import_runner.cancel()
+        self._import_done("Import cancelled; nothing was stored.")
+
+    def _import_read(self, datasets) -> None:
+        if self._progress is not None:
+            self._progress.setLabelText("Storing…")
+            self._progress.setRange(0, 1)
+            self._progress.setValue(0)
+        try:
+            result, n_predictions = self.backend.import_datasets(datasets, self._import_path)
+        except McqLensError as exc:
+            self._import_failed(exc)
+            return
+        parts = []
+        if result is not None:
+            parts.append(result.summary())
+        if n_predictions:
+            parts.append(f"{n_predictions} model predictions stored")
+        self._import_done("; ".join(parts) or "nothing to import")
+        self.reload_items(select=self.current)
+
+    def _import_failed(self, exc) -> None:
+        message = str(exc) if isinstance(exc, McqLensError) else f"{type(exc).__name__}: {exc}"
+        self._import_done(None)
+        self._error(f"Import failed — {message}", title="Import failed")
+
+    def _import_done(self, message: str | None) -> None:
+        self.importing = False
+        if self._progress is not None:
+            self._progress.canceled.disconnect(self._import_cancel)
+            self._progress.close()
+            self._progress = None
+            self.activateWindow()
+        if message:
+            self._info(message)
+
+    def load_demo(self) -> None:
+        from desktop.ui.demo_data import demo_dataset
+        try:
+            result = self.backend.store.import_datasets([demo_dataset()], file=None)
+        except McqLensError as exc:
+            self._error(str(exc))
+            return
+        self._info(result.summary().replace("datasets:", "demo items:"))
+        self.reload_items()
+
+    # ================================================================ messages, closing
+    def _info(self, text: str) -> None:
+        self.last_message = text
+        self.statusBar().showMessage(text, 10000)
+
+    def _error(self, text: str, title: str = "MCQ Lens") -> None:
+        self.last_error = text
+        self.statusBar().showMessage(text, 15000)
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()  # not exec(): the window keeps running (and tests are not blocked)
+
+    def closeEvent(self, event):
+        self.flush()
+        self.facts_runner.cancel()
+        self.import_runner.cancel()
+        self.facts_runner.wait(5)
+        super().closeEvent(event)
+
+    def render_to(self, path: str) -> None:
+        """Write what the window shows as an image (mcqlens gui --screenshot)."""
+        from PySide6.QtWidgets import QApplication
+        for _ in range(3):
+            QApplication.processEvents()
+        if not self.grab().save(path):
+            raise McqLensError(f"cannot write the screenshot {path}")
+
+
+def single_shot(ms: int, fn) -> None:
+    QTimer.singleShot(ms, fn)

@@ -1,0 +1,297 @@
+"""The passage with its highlights; marking, selecting and adjusting spans.
+
+Painting, not character formats, draws the highlights so that overlapping spans
+stay readable: evidence is a marker-pen background, the basis of each
+alternative a tint plus its own underline lane (so B inside A shows both
+lanes), required paragraphs a grey band in the gutter, and model-suggested
+evidence a dashed outline.  The gutter also repeats each basis as a lettered
+bracket, so "which span supports which alternative" is read down the margin.
+
+The view never edits anything itself: it emits requests that the window turns
+into `Change`s for the store.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QBrush, QFont, QPainter, QPen, QTextBlockFormat, QTextCursor, QTextOption,
+)
+from PySide6.QtWidgets import QTextEdit
+
+from desktop.domain.model import BASIS, EVIDENCE, MODEL, REQUIRED, Span, letter
+from desktop.ui import colors
+from desktop.ui.text_spans import (
+    OffsetMap, next_word_end, next_word_start, paragraph_bounds, previous_word_end,
+    previous_word_start, snap_to_words,
+)
+
+_LANE = 3.0  # thickness of one alternative's underline lane, px
+_LANE_GAP = 1.0
+_BAND = 6  # width of the required-paragraph band
+_COLUMN = 15  # width of one alternative's gutter column
+
+
+class PassageView(QTextEdit):
+    """Read-only passage text that paints spans and turns keys into marking requests."""
+
+    # role, alternative (or -1), start, end: Python string offsets, already snapped
+    markRequested = Signal(str, int, int, int)
+    removeRequested = Signal(int)  # span id
+    updateRequested = Signal(int, int, int)  # span id, start, end
+    spanSelected = Signal(object)  # Span or None
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.TextSelectableByKeyboard)
+        self.setWordWrapMode(QTextOption.WrapAtWordBoundaryOrAnywhere)
+        self.setFocusPolicy(Qt.StrongFocus)
+        font = QFont(self.font())
+        font.setPointSizeF(max(font.pointSizeF(), 11.0))
+        self.setFont(font)
+        self._text = ""
+        self._map = OffsetMap("")
+        self._spans: list[Span] = []
+        self._alternatives = 4
+        self._selected_id: int | None = None
+        self._gutter = _BAND + 4
+
+    # ---- content -------------------------------------------------------------
+    def set_passage(self, text: str, spans: list[Span], n_alternatives: int = 4) -> None:
+        """Show a new passage; keeps nothing of the previous one."""
+        if text != self._text:
+            self._text = text
+            self._map = OffsetMap(text)
+            self.setPlainText(text)
+            self._space_lines()
+        self._alternatives = max(n_alternatives, 1)
+        self._selected_id = None
+        self.set_spans(spans)
+        self.verticalScrollBar().setValue(0)
+
+    def set_spans(self, spans: list[Span]) -> None:
+        self._spans = list(spans)
+        if self._selected_id is not None and not any(s.id == self._selected_id for s in self._spans):
+            self._selected_id = None
+        gutter = _BAND + 6 + _COLUMN * self._alternatives
+        if gutter != self._gutter:
+            self._gutter = gutter
+            self._space_lines()
+        self.viewport().update()
+
+    def _space_lines(self) -> None:
+        # Room under each line for the alternatives' lanes, and a left gutter.
+        doc = self.document()
+        frame = doc.rootFrame().frameFormat()
+        frame.setLeftMargin(self._gutter)
+        doc.rootFrame().setFrameFormat(frame)
+        fmt = QTextBlockFormat()
+        fmt.setLineHeight(165, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+        fmt.setBottomMargin(6)
+        cursor = QTextCursor(doc)
+        cursor.select(QTextCursor.Document)
+        cursor.mergeBlockFormat(fmt)
+
+    @property
+    def spans(self) -> list[Span]:
+        return list(self._spans)
+
+    def selected_span(self) -> Span | None:
+        return next((s for s in self._spans if s.id == self._selected_id), None)
+
+    def select_span(self, span_id: int | None) -> None:
+        self._selected_id = span_id
+        self.viewport().update()
+        self.spanSelected.emit(self.selected_span())
+
+    # ---- selection in Python offsets ---------------------------------------
+    def selection(self) -> tuple[int, int] | None:
+        cursor = self.textCursor()
+        if not cursor.hasSelection():
+            return None
+        return self._map.to_py(cursor.selectionStart()), self._map.to_py(cursor.selectionEnd())
+
+    def set_selection(self, start: int, end: int) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._map.to_qt(start))
+        cursor.setPosition(self._map.to_qt(end), QTextCursor.KeepAnchor)
+        self.setTextCursor(cursor)
+
+    def mark(self, role: str, alternative: int | None = None) -> bool:
+        """Ask to mark the current selection; returns False when nothing is selected."""
+        sel = self.selection()
+        if not sel:
+            return False
+        start, end = sel
+        if role == REQUIRED:
+            start, end = paragraph_bounds(self._text, start, end)
+        else:
+            start, end = snap_to_words(self._text, start, end)
+        if end <= start:
+            return False
+        self.markRequested.emit(role, -1 if alternative is None else alternative, start, end)
+        cursor = self.textCursor()
+        cursor.clearSelection()
+        self.setTextCursor(cursor)
+        return True
+
+    # ---- events ----------------------------------------------------------------
+    def mouseReleaseEvent(self, event):
+        super().mouseReleaseEvent(event)
+        if event.button() != Qt.LeftButton:
+            return
+        sel = self.selection()
+        if sel and sel[1] > sel[0]:
+            start, end = snap_to_words(self._text, *sel)
+            if (start, end) != sel and end > start:
+                self.set_selection(start, end)
+            return
+        pos = self._map.to_py(self.cursorForPosition(event.position().toPoint()).position())
+        self.select_span(self._span_at(pos))
+
+    def _span_at(self, pos: int) -> int | None:
+        hits = [s for s in self._spans if s.start <= pos < s.end and s.id is not None]
+        if not hits:
+            return None
+        # The smallest span under the pointer; required paragraphs only when nothing else is there.
+        hits.sort(key=lambda s: (s.role == REQUIRED, s.end - s.start))
+        return hits[0].id
+
+    def keyPressEvent(self, event):
+        key, mods = event.key(), event.modifiers()
+        text = event.text().lower()
+        plain = not (mods & (Qt.ControlModifier | Qt.AltModifier | Qt.MetaModifier))
+        if plain and self.textCursor().hasSelection():
+            if text == "e":
+                self.mark(EVIDENCE)
+                return
+            if text == "p":
+                self.mark(REQUIRED)
+                return
+            if text and text in "123456789" and int(text) <= self._alternatives:
+                self.mark(BASIS, int(text) - 1)
+                return
+            if text and text in "abcdefghij"[: self._alternatives]:
+                self.mark(BASIS, "abcdefghij".index(text))
+                return
+        span = self.selected_span()
+        if span is not None and span.id is not None:
+            if key in (Qt.Key_Delete, Qt.Key_Backspace):
+                self.removeRequested.emit(span.id)
+                return
+            if mods & Qt.ShiftModifier and key in (Qt.Key_Left, Qt.Key_Right):
+                self._adjust(span, key == Qt.Key_Right, move_start=bool(mods & Qt.ControlModifier))
+                return
+            if key == Qt.Key_Escape:
+                self.select_span(None)
+                return
+        super().keyPressEvent(event)
+
+    def _adjust(self, span: Span, grow_right: bool, move_start: bool) -> None:
+        """Shift+Right/Left moves the end by a word; with Ctrl the start."""
+        start, end = span.start, span.end
+        if move_start:
+            start = next_word_start(self._text, start, end) if grow_right else previous_word_start(self._text, start)
+        else:
+            end = next_word_end(self._text, end) if grow_right else previous_word_end(self._text, end, start)
+        if end > start and (start, end) != (span.start, span.end):
+            self.updateRequested.emit(span.id, start, end)
+
+    # ---- painting ---------------------------------------------------------------
+    def _line_rects(self, start: int, end: int) -> list[QRectF]:
+        """Rectangles (viewport coordinates) of the text lines covering [start, end)."""
+        qs, qe = self._map.to_qt(start), self._map.to_qt(end)
+        doc = self.document()
+        dx, dy = -self.horizontalScrollBar().value(), -self.verticalScrollBar().value()
+        rects: list[QRectF] = []
+        block = doc.findBlock(qs)
+        while block.isValid() and block.position() < qe:
+            layout = block.layout()
+            bpos = block.position()
+            origin = layout.position()
+            s = max(qs, bpos) - bpos
+            e = min(qe, bpos + block.length() - 1) - bpos
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                ls, le = line.textStart(), line.textStart() + line.textLength()
+                a, b = max(s, ls), min(e, le)
+                if a >= b:
+                    continue
+                x1 = line.cursorToX(a)
+                x2 = line.cursorToX(b)
+                x1 = x1[0] if isinstance(x1, tuple) else x1
+                x2 = x2[0] if isinstance(x2, tuple) else x2
+                rects.append(QRectF(origin.x() + x1 + dx, origin.y() + line.y() + dy, x2 - x1, line.height()))
+            block = block.next()
+        return rects
+
+    def paintEvent(self, event):
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.Antialiasing, True)
+        self._paint_under(painter)
+        painter.end()
+        super().paintEvent(event)
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.Antialiasing, True)
+        self._paint_over(painter)
+        painter.end()
+
+    def _paint_under(self, p: QPainter) -> None:
+        p.setPen(Qt.NoPen)
+        for s in self._spans:
+            if s.role == REQUIRED:
+                for r in self._line_rects(s.start, s.end):
+                    p.fillRect(QRectF(3, r.top() - 2, _BAND, r.height() + 12), colors.color(colors.REQUIRED_HEX, 200))
+        for s in self._spans:
+            if s.role == EVIDENCE and s.origin != MODEL:
+                for r in self._line_rects(s.start, s.end):
+                    p.fillRect(r.adjusted(-1, 0, 1, 1), colors.color(colors.EVIDENCE_HEX, 210))
+        for s in self._spans:
+            if s.role == BASIS and s.alternative is not None:
+                for r in self._line_rects(s.start, s.end):
+                    p.fillRect(r, colors.alternative_color(s.alternative, 48))
+
+    def _paint_over(self, p: QPainter) -> None:
+        gutter_font = QFont(self.font())
+        gutter_font.setBold(True)
+        gutter_font.setPointSizeF(max(7.5, self.font().pointSizeF() - 2))
+        for s in self._spans:
+            if s.role != BASIS or s.alternative is None:
+                continue
+            rects = self._line_rects(s.start, s.end)
+            if not rects:
+                continue
+            col = colors.alternative_color(s.alternative)
+            lane = s.alternative
+            for r in rects:
+                y = r.bottom() + 1 + lane * (_LANE + _LANE_GAP)
+                p.fillRect(QRectF(r.left(), y, r.width(), _LANE), col)
+            # Gutter bracket: a bar over the lines the basis covers, lettered at its top.
+            x = _BAND + 6 + lane * _COLUMN
+            top, bottom = rects[0].top(), rects[-1].bottom()
+            p.fillRect(QRectF(x + 4, top, 3, bottom - top + 4), col)
+            badge = QRectF(x, top, _COLUMN - 2, min(16.0, rects[0].height()))
+            p.setPen(Qt.NoPen)
+            p.setBrush(QBrush(col))
+            p.drawRoundedRect(badge, 3, 3)
+            p.setPen(QPen(Qt.white))
+            p.setFont(gutter_font)
+            p.drawText(badge, Qt.AlignCenter, letter(s.alternative))
+        for s in self._spans:
+            if s.role == EVIDENCE and s.origin == MODEL:
+                pen = QPen(colors.color(colors.MODEL_HEX), 1.6, Qt.DashLine)
+                p.setPen(pen)
+                p.setBrush(Qt.NoBrush)
+                for r in self._line_rects(s.start, s.end):
+                    p.drawRoundedRect(r.adjusted(-2, -1, 2, 1), 3, 3)
+        sel = self.selected_span()
+        if sel is not None:
+            p.setPen(QPen(colors.color(colors.SELECTED_HEX), 2.0))
+            p.setBrush(Qt.NoBrush)
+            for r in self._line_rects(sel.start, sel.end):
+                p.drawRect(r.adjusted(-2, -2, 2, 2))
+
+    def point_of(self, index: int) -> QPointF:
+        """Viewport point in the middle of the character at a Python offset (for tests and tools)."""
+        rects = self._line_rects(index, index + 1)
+        return rects[0].center() if rects else QPointF(0, 0)
