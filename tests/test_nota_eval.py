@@ -53,6 +53,8 @@ def test_each_question_is_encoded_once_for_the_whole_grid(passages):
 
     def counting(items):
         calls.append(len(items))
+        # the NOTA alternative is marked, so the shared formatting can drop a cloze stem for it
+        assert all(alts[ni] == nota.NOTA_TEXT and alts.count(nota.NOTA_TEXT) == 1 for _, _, alts, ni in items)
         return lexical_overlap(items)
 
     cache = nota_eval.AlternativeScores(counting, "standard")

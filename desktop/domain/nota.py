@@ -133,9 +133,11 @@ def _transformed_question(q: Question, answerable: bool, replaced: int, text: st
     return new
 
 
-def transform(passages: Sequence[Passage], c: float | str, seed: int | str, replica: int = 1,
-              text: str = NOTA_TEXT) -> tuple[list[Passage], list[NotaChange]]:
-    """One transformed copy of `passages` (inputs untouched) and what changed, question by question."""
+def plan(passages: Sequence[Passage], c: float | str, seed: int | str, replica: int = 1,
+         text: str = NOTA_TEXT) -> list[NotaChange]:
+    """What the transform does to each question, in passage order, without copying anything.
+
+    The grid of `nota eval` needs only this; `transform` applies it to copies."""
     replaced_count(c, 0)  # validates C early, also for empty input
     groups: dict[tuple[str, ...], list[Question]] = {}
     for p in passages:
@@ -145,17 +147,26 @@ def transform(passages: Sequence[Passage], c: float | str, seed: int | str, repl
         rng = random.Random(f"nota|{seed}|{replica}|{'|'.join(gkey)}")
         for q, choice in zip(qs, _choices(qs, c, rng, text)):
             decided[id(q)] = choice
+    changes = []
+    for p in passages:
+        for q in p.questions:
+            answerable, replaced = decided[id(q)]
+            changes.append(NotaChange(q.id, answerable, replaced, q.alternatives[replaced],
+                                      q.key if answerable else replaced))
+    return changes
+
+
+def transform(passages: Sequence[Passage], c: float | str, seed: int | str, replica: int = 1,
+              text: str = NOTA_TEXT) -> tuple[list[Passage], list[NotaChange]]:
+    """One transformed copy of `passages` (inputs untouched) and what changed, question by question."""
+    changes = plan(passages, c, seed, replica, text)
     meta = {"c": float(c), "seed": seed, "replica": replica, "text": text}
-    out, changes = [], []
+    out, it = [], iter(changes)
     for p in passages:
         newp = copy.copy(p)
         newp.extra = copy.deepcopy(p.extra)
-        newp.questions = []
-        for q in p.questions:
-            answerable, replaced = decided[id(q)]
-            newq = _transformed_question(q, answerable, replaced, text, meta)
-            newp.questions.append(newq)
-            changes.append(NotaChange(q.id, answerable, replaced, q.alternatives[replaced], newq.key))
+        newp.questions = [_transformed_question(q, ch.answerable, ch.replaced, text, meta)
+                          for q, ch in zip(p.questions, it)]
         out.append(newp)
     return out, changes
 

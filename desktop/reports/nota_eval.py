@@ -98,7 +98,7 @@ def run(models: Sequence[ModelUnderTest], passages: Sequence[Passage], cs: Seque
     for c in cs:
         for r in range(1, replicas + 1):
             # every input passage is test data here: each replica transforms all of them
-            _, changes = nota.transform(passages, c, seed, r, text)
+            changes = nota.plan(passages, c, seed, r, text)
             n_unanswerable = sum(not ch.answerable for ch in changes)
             for m, cache in zip(models, caches):
                 conf = predict_changes(cache, originals, changes, text)

@@ -15,6 +15,7 @@ unlabelled questions are counted but left out of the metrics).
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -79,7 +80,8 @@ def write(label_rows: Sequence[dict], folder: str | Path, model: str = "") -> li
     """labels_<model>.csv (per question) and labels_<model>_summary.csv (per label, then metrics)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"labels_{model}" if model else "labels"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
+    stem = f"labels_{slug}" if slug else "labels"
     per_q = folder / f"{stem}.csv"
     fields = ["question", "passage", "label", "key", "nota", "chosen", "chose_nota"]
     with open(per_q, "w", newline="", encoding="utf-8") as fh:
