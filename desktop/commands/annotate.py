@@ -3,6 +3,7 @@
     {"item": "0_0", "field": "comment", "value": "stem ambiguous"}
     {"item": "0_0", "field": "span.add", "value": {"role": "evidence", "start": 0, "end": 42}}
     {"undo": true}        {"redo": true}
+    {"item": "0_0", "field": "comment", "value": "new", "expect": "old"}   (refused if no longer "old")
 
 Each line is applied in its own transaction with its history row; `ok <history id>`
 is printed (and flushed) only after the commit, so whatever was acknowledged survives
@@ -74,5 +75,7 @@ def _one(store, line: str, change_cls) -> str:
         raise StoreError(f"missing {', '.join(missing)} (expected item, field, value)")
     if not isinstance(obj["item"], str) or not isinstance(obj["field"], str):
         raise StoreError("item and field must be texts")
-    hid = store.apply(change_cls(item=obj["item"], field=obj["field"], value=obj["value"], annotator=who))
+    change = change_cls(item=obj["item"], field=obj["field"], value=obj["value"], annotator=who)
+    # "expect": the value the script last saw; refused if another program changed it since
+    hid = store.apply(change, expect=obj["expect"]) if "expect" in obj else store.apply(change)
     return f"ok {hid}"

@@ -8,8 +8,10 @@
 
 See docs/CONTRACTS.md ("Store") for the whole interface.
 """
+from .conflicts import StaleEditError
 from .rows import HistoryRow, ImportResult, ItemRow
 from .schema import SCHEMA_VERSION
 from .store import Store, default_annotator
 
-__all__ = ["Store", "ItemRow", "HistoryRow", "ImportResult", "SCHEMA_VERSION", "default_annotator"]
+__all__ = ["Store", "ItemRow", "HistoryRow", "ImportResult", "SCHEMA_VERSION", "StaleEditError",
+           "default_annotator"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE annotators (
@@ -169,8 +169,16 @@ def _v1(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def _v2(conn: sqlite3.Connection) -> None:
+    # row_version: bumped by every edit, undo and redo of the question, so a window can
+    # tell with one integer that the item it shows was changed by another program;
+    # the index serves the stale-edit check (latest history row of an item's field).
+    conn.execute("ALTER TABLE questions ADD COLUMN row_version INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX IF NOT EXISTS history_item_field ON history(item, field, id)")
+
+
 # version reached -> function that upgrades from the previous version
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

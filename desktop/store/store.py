@@ -1,6 +1,7 @@
 """`Store`: the annotation database (SQLite through sqlite-utils) as the rest of the product sees it."""
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -14,7 +15,7 @@ from desktop.domain.errors import StoreError
 from desktop.domain.model import (DEFAULT_ANNOTATOR, IMPORTED, Assessment, Dataset, Passage, Prediction,
                                   ProblemTag, Question, Span)
 
-from . import edits, imports
+from . import conflicts, edits, imports
 from .connection import Connection
 from .rows import HistoryRow, ImportResult, ItemRow
 
@@ -228,14 +229,26 @@ class Store:
 
     # ------------------------------------------------------------ edits, undo, history
 
-    def apply(self, change: Change) -> int:
+    @contextlib.contextmanager
+    def batch(self):
+        """Several writes as one transaction (a merge, a batch edit): all of them or none.
+
+        Each `apply` inside still writes its own history row; `import_datasets` and
+        `apply` nest as savepoints."""
+        with self._c.transaction():
+            yield self
+
+    def apply(self, change: Change, expect: Any = conflicts.NOT_GIVEN) -> int:
         """Apply one edit in one transaction with its history row; returns the history id.
 
         A question edited for the first time moves from "untouched" to "in progress".
+        `expect`: the field's value as the editing window showed it; if another program
+        changed it since, `StaleEditError` (a StoreError) is raised and nothing is written.
         """
         who = change.annotator or self.annotator
         with self._c.transaction() as conn:
             before, after, target = edits.plan_change(conn, change, who)
+            conflicts.check(conn, change, who, before, expect)
             self._ensure_annotator(conn, who)
             row_id = edits.set_state(conn, change.item, change.field, who, after, target)
             if change.field.endswith(".add"):
@@ -243,6 +256,7 @@ class Store:
             if change.field != "status":
                 conn.execute("UPDATE questions SET status='in progress' WHERE id=? AND status='untouched'",
                              (change.item,))
+            conn.execute("UPDATE questions SET row_version = row_version + 1 WHERE id=?", (change.item,))
             # a fresh edit ends what this annotator could still redo
             conn.execute("UPDATE history SET undone=2 WHERE annotator=? AND kind='change' AND undone=1", (who,))
             return self._history(conn, who, change.item, change.field, before, after)
@@ -301,6 +315,14 @@ class Store:
             where.append("id > ?"); params.append(since)
         sql = "SELECT * FROM history" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
         return [_history(r) for r in self._c.query(sql, params)]
+
+    def row_version(self, item_id: str) -> int:
+        """A counter bumped by every edit, undo and redo of the item (any annotator, any
+        program): a window compares it with the value it loaded to know it must refresh."""
+        rows = self._c.query("SELECT row_version FROM questions WHERE id=?", (item_id,))
+        if not rows:
+            raise StoreError(f"unknown item {item_id!r}")
+        return rows[0][0]
 
     def last_history_id(self) -> int:
         return self._c.query("SELECT coalesce(max(id), 0) FROM history")[0][0]
@@ -437,6 +459,7 @@ class Store:
             raise StoreError(f"item {change.item}, field {change.field}: changed since (history {change.id}); "
                              "not undone, to keep the later edit")
         edits.set_state(conn, change.item, change.field, who, state, target)
+        conn.execute("UPDATE questions SET row_version = row_version + 1 WHERE id=?", (change.item,))
 
     def _ensure_annotator(self, conn, name: str) -> None:
         conn.execute("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'human', ?)",
