@@ -192,3 +192,17 @@ def test_items_and_search(store, green):
 def _texts(store, item_id):
     q = store.question(item_id)
     return [q.id, q.stem, *q.alternatives, store.passage(q.passage_id).text]
+
+
+def test_batch_is_all_or_nothing(store):
+    n = len(store.history())
+    with pytest.raises(StoreError):
+        with store.batch():
+            store.apply(Change("0_0", "comment", "kept only if all succeed"))
+            store.apply(Change("0_0", "status", "no such status"))
+    assert len(store.history()) == n and store.question("0_0").comments == first_record()["test"][0][
+        "annotations"]["comments"]
+    with store.batch():
+        a = store.apply(Change("0_0", "comment", "one"))
+        b = store.apply(Change("0_0", "status", "done"))
+    assert [r.id for r in store.history()[-2:]] == [a, b]
