@@ -62,3 +62,23 @@ def test_each_line_is_acknowledged_after_commit(db):
 def test_annotate_needs_an_existing_database(tmp_path, capsys):
     assert main(["annotate", "--db", str(tmp_path / "none.db")]) == 2
     assert capsys.readouterr().err.startswith("error: no database")
+
+
+def test_edits_reach_the_export(db, tmp_path):
+    records = [json.loads(line) for line in GREEN.read_text(encoding="utf-8").splitlines()]
+    q = records[0]["test"][0]
+    edits = [{"item": q["id"], "field": "comments", "value": ["basis of B too short"]},
+             {"item": q["id"], "field": "span.add", "value": {"role": "evidence", "start": 0, "end": 5}}]
+    proc = subprocess.run([*RUN, "annotate", "--db", str(db), "--annotator", "anna"], text=True,
+                          input="".join(json.dumps(e) + "\n" for e in edits), capture_output=True, timeout=60)
+    assert proc.returncode == 0 and [a.split()[0] for a in proc.stdout.splitlines()] == ["ok", "ok"]
+    out = tmp_path / "out.jsonl"
+    assert main(["export", "embrace", "--db", str(db), "-o", str(out), "--annotator", "anna"]) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert "basis of B too short" in lines[0]["test"][0]["annotations"]["comments"]
+    assert lines[1:] == records[1:]  # the other items are written back as they came
+    import pandas as pd
+    table = tmp_path / "t.csv"
+    assert main(["export", "csv", "--db", str(db), "-o", str(table)]) == 0
+    row = pd.read_csv(table, keep_default_na=False).set_index("item_id").loc[q["id"]]
+    assert row["status"] == "in progress" and row["n_evidence"] == 1 and row["evidence"] == records[0]["text"][:5]

@@ -29,7 +29,7 @@ def translate(exc: BaseException, where: str) -> StoreError:
         return StoreError(f"database is locked by another program: {where} (tried for {BUSY_TIMEOUT_S:.0f} s)")
     if "readonly" in text or "read-only" in text:
         return StoreError(f"database is read-only, cannot save changes: {where}")
-    if "disk is full" in text or "full" in text or getattr(exc, "errno", None) == errno.ENOSPC:
+    if "disk is full" in text or getattr(exc, "errno", None) == errno.ENOSPC:
         return StoreError(f"disk full, nothing was saved: {where}")
     if "not a database" in text or "malformed" in text:
         return StoreError(f"not an MCQ Lens database (or damaged): {where}")
