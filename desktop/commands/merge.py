@@ -243,7 +243,9 @@ def merge(store, datasets: list[Dataset], label: str,
           notes: dict[str, dict[str, str]] | None = None) -> MergePlan:
     """Merge incoming datasets into the store; returns what was done (see the module docstring)."""
     plan = plan_merge(store, datasets, label, notes)
-    with _one_transaction(store):
+    # one user action: all of it or nothing, and one commit instead of one synchronous
+    # commit per layer (thousands for a whole file); each apply keeps its history row
+    with store.batch():
         if plan.new_items:
             # Layers keep their own annotators ("imported" stays "imported").  No file is
             # given, so the other file's hash is not recorded and a later plain import works.
@@ -254,16 +256,6 @@ def merge(store, datasets: list[Dataset], label: str,
         for change in plan.changes:
             store.apply(change)
     return plan
-
-
-def _one_transaction(store):
-    """A merge is one user action: all of it or nothing, and one commit instead of one
-    synchronous commit per layer (thousands for a whole file).  Each `apply` inside keeps
-    its own history row; the store nests its transactions as savepoints."""
-    batch = getattr(store, "batch", None)
-    if callable(batch):
-        return batch()
-    return store._c.transaction()  # until the store offers a public batch()
 
 
 def read_other(path: str) -> tuple[list[Dataset], dict[str, dict[str, str]]]:
