@@ -62,7 +62,8 @@ def run(args) -> int:
     bar = None
     if total >= _PROGRESS_BYTES or len(args.paths) > 3:
         from tqdm import tqdm
-        bar = tqdm(total=len(args.paths), unit="file", desc="reading", file=sys.stderr, leave=False)
+        # disable=None: no bar when stderr is not a terminal, so scripts see only the `error:` line
+        bar = tqdm(total=len(args.paths), unit="file", desc="reading", file=sys.stderr, leave=False, disable=None)
     read = []
     for path in args.paths:
         read.append((path, _read(formats, path, args.format)))
