@@ -1,6 +1,43 @@
-"""`mcqlens report`: (being written)."""
+"""`mcqlens report --db DB -o DIR`: items.csv, the EMBRACE figures and index.html for a corpus."""
 from __future__ import annotations
+
+import os
 
 
 def register(sub) -> None:
-    sub.add_parser("report", help="(not yet available)")
+    p = sub.add_parser("report", help="difficulty and acceptability report: items.csv, figures, index.html",
+                       description="Write DIR/items.csv (one row per question: Kirsch–Mosenthal points, "
+                                   "total, eligibility, acceptability per element and with the linter's "
+                                   "suggestions), the figures of EMBRACE (Figs. 3–12) as PNG, and DIR/index.html.")
+    p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="folder to write the report into (created)")
+    p.add_argument("--source", default=None, help="only datasets of this source (e.g. embrace)")
+    p.add_argument("--annotator", default=None,
+                   help="only the imported annotations and this annotator's (default: everyone's)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from desktop.domain.errors import StoreError
+    from desktop.reports.corpus_report import write_report
+    from desktop.store import Store
+
+    if not os.path.exists(args.db):
+        raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
+    with Store.open(args.db, create=False) as store:
+        datasets = store.load_datasets(source=args.source, annotator=args.annotator)
+    if not any(True for ds in datasets for _ in ds.questions()):
+        raise StoreError(f"{args.db}: no questions to report on")
+    try:
+        summary = write_report(datasets, args.out)
+    except OSError as exc:
+        raise StoreError(f"{args.out}: cannot write the report ({exc.strerror or exc})") from exc
+    ev = summary["evaluated"]
+    print(f"{summary['items']} items, {summary['eligible']} eligible; evaluated (continuous) n={ev['n']} "
+          f"mean {ev['mean']:.2f} median {ev['median']:g} mode {ev['mode']:g}")
+    for colour, v in summary["colour_agreement"].items():
+        print(f"{colour}: {v['recorded_tags']}/{v['items']} {v['expected']} from recorded tags, "
+              f"{v['with_suggestions']}/{v['items']} with suggestions")
+    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv and {len(summary['figures'])} figures "
+          f"in {summary['seconds']:.1f} s")
+    return 0

@@ -19,6 +19,7 @@ they have to add.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 from desktop.domain.model import MODEL, ProblemTag
@@ -28,17 +29,18 @@ DETECTOR = "surface-lint"
 
 _LABEL = re.compile(r"^\s*\(?[A-J]\)\s*")  # "(A) " prefixes of raw EMBRACE choices
 _URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+|\b\S+\.(?:com|org|net|edu|gov|cn|uk)\b\S*", re.I)
-_ABBREV = re.compile(r"(?:\b[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|No|etc|vs|Co|Inc|Ltd|Mt|Ave|Jan|Feb|"
-                     r"Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.", re.I)
+_ABBREV = re.compile(r"\b(?=\w{1,5}\.)(?:(?:[A-Za-z]\.){2,}|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|No|etc|vs|Co|Inc|Ltd|"
+                     r"Mt|Ave|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.)", re.I)
+_URL_HINT = re.compile(r"www|http|@|\.(?:com|org|net|edu|gov|cn|uk)\b", re.I)
 
 # Parts of hyphenated compounds: "middle - aged", "well - known", "twenty - five".  A dash
 # between clauses ("a shop - a good one") has neither; "one- to two-week" is a
 # suspended hyphen, so "to" is no right-hand part.
-_LEFT = "|".join((
+_LEFT = set((
     "self well ex non anti co pre post multi semi half full long short high low old middle twenty thirty "
     "forty fifty sixty seventy eighty ninety world part great step grand far hard home"
 ).split())
-_RIGHT = "|".join((
+_RIGHT = set((
     "aged old year years known based like term minded free made class level style friendly sized shaped "
     "fashioned looking related wide proof hearted working speaking owned one two three four five six seven "
     "eight nine law"
@@ -52,7 +54,7 @@ _RULES: list[tuple[str, re.Pattern, int]] = [
     # spaces inside a word, contraction or number
     ("extra_spaces", re.compile(r"\b[A-Za-z]+( ['’] ?| ?['’] )(?:t|s|m|re|ve|ll|d)\b"), 0),
     ("extra_spaces", re.compile(r"(?<![\d,.])\b\d{1,3}(, )\d{3}\b(?![,.]\d)"), 0),
-    ("extra_spaces", re.compile(rf"\b(?:{_LEFT})(?: - | -|- )[a-z]+\b|\b[a-z]+(?: - | -)(?:{_RIGHT})\b", re.I), 0),
+    ("extra_spaces", re.compile(r"\b([A-Za-z]+)( - | -|- )([A-Za-z]+)\b"), 0),
     # a missing space after , ; : ! ? or after a sentence-final period
     ("missing_spaces_punctuation", re.compile(r"(?<=[a-z])[,;!?](?=[A-Za-z])"), 0),
     ("missing_spaces_punctuation", re.compile(r"(?<=[a-z]{3})\.(?=[A-Z][a-z])"), 0),
@@ -73,6 +75,14 @@ _RULES: list[tuple[str, re.Pattern, int]] = [
     ("ocr_errors", re.compile(r"\b[a-z]{2,}\d+[a-z]+\b|\b\d+[lOoI]\d+\b"), 0),
 ]
 _OCR_OK = re.compile(r"^(?:mp[34]s?|\d+(?:st|nd|rd|th|s|am|pm|km|kg|cm|mm|m|g|ml|mph|d|k)s?)$", re.I)
+_COMPOUND = next(rx for t, rx, g in _RULES if t == "extra_spaces" and "A-Za-z]+)( - " in rx.pattern)
+
+
+def _is_compound(m: re.Match) -> bool:
+    left, sep, right = m.group(1).lower(), m.group(2), m.group(3).lower()
+    return left in _LEFT or (right in _RIGHT and sep != "- ")
+
+
 # runs of punctuation that are ordinary: an ellipsis (with an end mark), "?!", "!!!"
 _FINE_RUN = re.compile(r"^(?:\.{3,}[.!?]?|[.!?]?\.{3,}|[!?]+)$")
 # a lowercase word following a period is usually not a sentence: "a.m. on", "etc. and"
@@ -82,19 +92,28 @@ _GAP = re.compile(r"_+")
 def _masked(s: str) -> str:
     """Blank out URLs, e-mail addresses and dotted abbreviations so that their dots and
     commas are not read as punctuation (same length: offsets stay valid)."""
-    for rx in (_URL, _ABBREV):
+    for rx in ((_URL, _ABBREV) if _URL_HINT.search(s) else (_ABBREV,)):
         s = rx.sub(lambda m: "x" * len(m.group()), s)
     return s
 
 
 def _tags(s: str, element: str, alternative: int | None = None, offset: int = 0) -> list[ProblemTag]:
-    out: list[ProblemTag] = []
+    return [_tag(typ, element, alternative, offset + a, offset + b, found) for typ, a, b, found in _found(s)]
+
+
+@lru_cache(maxsize=4096)
+def _found(s: str) -> tuple[tuple[str, int, int, str], ...]:
+    """(type, start, end, text) of every rule's match; cached because a passage is linted
+    once for each of its questions."""
+    out = []
     masked = _masked(s)
     for typ, rx, group in _RULES:
         raw = typ in ("additional_notes", "extra_spaces") or "Mr|Mrs" in rx.pattern
         src = s if raw else masked
         for m in rx.finditer(src):
             if typ == "ocr_errors" and _OCR_OK.match(m.group()):
+                continue
+            if m.re is _COMPOUND and not _is_compound(m):
                 continue
             if typ == "punctuation_errors" and _FINE_RUN.match(m.group().replace(" ", "")):
                 continue
@@ -104,8 +123,8 @@ def _tags(s: str, element: str, alternative: int | None = None, offset: int = 0)
                 before = s[:start].rstrip()
                 if before.endswith("_"):
                     continue
-            out.append(_tag(typ, element, alternative, offset + start, offset + end, s[start:end]))
-    return out
+            out.append((typ, start, end, s[start:end]))
+    return tuple(out)
 
 
 def _tag(typ: str, element: str, alternative: int | None, start: int | None, end: int | None,

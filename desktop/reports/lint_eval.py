@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from desktop.domain import surface_lint
 from desktop.domain.model import Dataset
 
 FAMILY = {
@@ -45,33 +44,38 @@ class TypeScore:
         return self.found_units / self.recorded_units if self.recorded_units else None
 
 
-def units(datasets: list[Dataset]):
-    """(unit id, recorded families, detected families with their types) for every unit."""
-    for ds in datasets:
-        for p in ds.passages:
-            text_tags = surface_lint.detect_text(p.text)
-            recorded_text: set[str] = set()
-            for q in p.questions:
-                recorded = defaultdict(set)
-                for t in q.problems:
-                    if t.origin != "model" and t.type != "note" and t.element in GROUP:
-                        recorded[GROUP[t.element]].add(family(t.type))
-                recorded_text |= recorded["text"]
-                detected = defaultdict(set)
-                for t in surface_lint.detect_item(q, p.text):
-                    detected[GROUP[t.element]].add(t.type)
-                for g in ("question", "alternatives"):
-                    yield f"{q.id}/{g}", recorded[g], detected[g]
-            yield f"{p.id}/text", recorded_text, {t.type for t in text_tags}
+def units(datasets: list[Dataset], rows=None):
+    """(unit id, recorded families, detected types) for every unit.
+
+    `rows`: the report's item rows (recorded and suggested tags already computed)."""
+    if rows is None:
+        from .corpus_items import item_rows
+        rows = item_rows(datasets)
+    by_passage: dict[str, list] = defaultdict(list)
+    for r in rows:
+        by_passage[(r.row["file"], r.question.passage_id)].append(r)
+        recorded, detected = defaultdict(set), defaultdict(set)
+        for t in r.recorded:
+            if t.type != "note" and t.element in GROUP:
+                recorded[GROUP[t.element]].add(family(t.type))
+        for t in r.suggested:
+            if t.element in GROUP:
+                detected[GROUP[t.element]].add(t.type)
+        for g in ("question", "alternatives"):
+            yield f"{r.question.id}/{g}", recorded[g], detected[g]
+    for (_, pid), rs in by_passage.items():
+        recorded = {family(t.type) for r in rs for t in r.recorded if t.element == "text" and t.type != "note"}
+        detected = {t.type for t in rs[0].suggested if t.element == "text"}
+        yield f"{pid}/text", recorded, detected
 
 
-def evaluate(datasets: list[Dataset]) -> dict[str, TypeScore]:
+def evaluate(datasets: list[Dataset], rows=None) -> dict[str, TypeScore]:
     scores: dict[str, TypeScore] = {}
 
     def score(t: str) -> TypeScore:
         return scores.setdefault(t, TypeScore(t))
 
-    for _, recorded, detected in units(datasets):
+    for _, recorded, detected in units(datasets, rows):
         for t in detected:
             s = score(t)
             s.detected_units += 1
@@ -84,11 +88,11 @@ def evaluate(datasets: list[Dataset]) -> dict[str, TypeScore]:
     return dict(sorted(scores.items()))
 
 
-def table(datasets: list[Dataset]):
+def table(datasets: list[Dataset], rows=None):
     """The scores as a pandas DataFrame (one row per type or family)."""
     import pandas as pd
     rows = [{"type": s.type, "detected units": s.detected_units, "correct": s.correct_units,
              "precision": s.precision, "recorded units": s.recorded_units, "found": s.found_units,
              "recall": s.recall, "detections where nothing is recorded": s.green_units}
-            for s in evaluate(datasets).values()]
+            for s in evaluate(datasets, rows).values()]
     return pd.DataFrame(rows)
