@@ -121,3 +121,17 @@ def test_agreement_command_without_a_store_is_an_error(tmp_path, capsys):
 
     assert main(["agreement", "--db", str(tmp_path / "none.db"), "-o", str(tmp_path / "out")]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_gold_and_model_suggestions_are_not_raters():
+    from desktop.domain.model import Span
+
+    ds = expmrc.read(DATA)
+    p = ds.passages[0]
+    q = p.questions[0]
+    before = compute([(q, p.text)])["items"][0]
+    q.spans.append(Span(0, 20, "evidence", annotator="gold", origin="human"))
+    q.spans.append(Span(0, 20, "evidence", annotator="shortcut-model", origin="model"))
+    after = compute([(q, p.text)])["items"][0]
+    assert after["evidence_annotators"] == ["expmrc-ref-1", "expmrc-ref-2"]
+    assert after["evidence_f1"] == before["evidence_f1"]

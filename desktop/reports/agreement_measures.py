@@ -14,6 +14,9 @@ independent rater, and counting it would inflate agreement).
 * problem tags and acceptability: annotators who assessed the item or tagged a
   problem on it (an assessor without tags says "no problems").
 
+Model suggestions nobody accepted (origin "model") are not anyone's judgement and are
+left out everywhere.
+
 All scores are 0..1 coefficients except `evidence_f1` / `basis_f1` and the per-item
 proportions, which are percentages like the ExpMRC seed's.
 """
@@ -24,9 +27,14 @@ from typing import Any, Callable, Iterable
 
 from desktop.domain import agreement as ag
 from desktop.domain import difficulty
-from desktop.domain.model import BASIS, EVIDENCE, Question
+from desktop.domain.model import BASIS, EVIDENCE, MODEL, Question
 
 GOLD = ag.GOLD
+
+
+def _rater(obj) -> bool:
+    """A judgement of a rater: not gold's, and not a model suggestion nobody accepted."""
+    return obj.annotator != GOLD and obj.origin != MODEL
 
 
 def _span_text(span, passage_text: str) -> str:
@@ -43,7 +51,7 @@ def annotator_texts(q: Question, passage_text: str, role: str, alternative: int 
     """Each annotator's span text for one role (one alternative's bases), spans joined in passage order."""
     groups: dict[str, list] = defaultdict(list)
     for s in q.spans:
-        if s.role == role and s.annotator != GOLD and (alternative is None or s.alternative == alternative):
+        if (s.role == role and _rater(s) and (alternative is None or s.alternative == alternative)):
             groups[s.annotator].append(s)
     texts = {a: " ".join(_span_text(s, passage_text) for s in sorted(spans, key=lambda s: (s.start, s.end)))
              for a, spans in groups.items()}
@@ -55,7 +63,7 @@ def annotator_texts(q: Question, passage_text: str, role: str, alternative: int 
 
 
 def _basis_agreement(q: Question, passage_text: str) -> tuple[float | None, list[str]]:
-    names = sorted({s.annotator for s in q.spans if s.role == BASIS and s.annotator != GOLD})
+    names = sorted({s.annotator for s in q.spans if s.role == BASIS and _rater(s)})
     if len(names) < 2:
         return None, names
     scores = []
@@ -101,14 +109,14 @@ def _assessments(q: Question) -> dict[str, dict]:
 
 
 def _reviewers(q: Question) -> list[str]:
-    names = {a for a in _assessments(q)} | {t.annotator for t in q.problems}
+    names = {a for a in _assessments(q)} | {t.annotator for t in q.problems if _rater(t)}
     return sorted(names - {GOLD})
 
 
 def _tag_sets(q: Question, names: list[str]) -> dict[str, frozenset]:
     sets: dict[str, set] = {a: set() for a in names}
     for t in q.problems:
-        if t.annotator in sets:
+        if t.annotator in sets and _rater(t):
             sets[t.annotator].add(t.type)
     return {a: frozenset(s) for a, s in sets.items()}
 
@@ -196,7 +204,7 @@ def compute(items: Iterable[tuple[Question, str]], f1: Callable | None = None) -
             row["tag_agreement"] = 100.0 * ag.set_agreement(list(sets.values()))
             row["tags"] = {a: sorted(s) for a, s in sets.items()}
             if acceptability is not None:
-                mine = {a: [t for t in q.problems if t.annotator == a] for a in reviewers}
+                mine = {a: [t for t in q.problems if t.annotator == a and _rater(t)] for a in reviewers}
                 classes = {}
                 for a, tags in mine.items():
                     try:
