@@ -11,8 +11,14 @@ paragraphs, the problem tags, one difficulty variable, text format, unit type, .
   incoming version is kept as the layer of ``<annotator>@<label>`` (label: the other
   file's name, or ``--label``) and listed, until someone adjudicates (annotator ``gold``).
 
-Everything goes through the store's public API (`import_datasets`, `apply`), so each
-added layer has its history row and can be undone.
+Everything goes through the store's public API (`import_datasets`, `apply`, `batch`),
+so each added layer has its history row and can be undone; the whole merge is one
+transaction.
+
+Not yet merged for items both sides hold: comments and answerability labels (a loaded
+question does not say whose they are; free-text notes are merged).  An export file
+carries no annotator names except ExpMRC's reference positions (`expmrc-ref-N`): use
+`--annotator NAME` to attribute its "imported" layers to a colleague.
 """
 from __future__ import annotations
 
