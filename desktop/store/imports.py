@@ -24,14 +24,22 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+# one encoder each: json.dumps with options builds a new encoder per call, which dominated imports
+_STORED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+_CANON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, check_circular=False)
+
+
 def dumps(value: Any) -> str:
     """JSON as stored: key order kept (writers restore files from it), non-ASCII as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _STORED.encode(value)
+
+
+def canonical(value: Any) -> str:
+    return _CANON.encode(value)
 
 
 def fingerprint(value: Any) -> str:
-    return hashlib.sha1(json.dumps(value, ensure_ascii=False, sort_keys=True,
-                                   separators=(",", ":")).encode("utf-8")).hexdigest()
+    return hashlib.sha1(canonical(value).encode("utf-8")).hexdigest()
 
 
 def file_sha256(path: str | Path | None) -> str | None:
@@ -98,7 +106,7 @@ def question_annotations(q: Question, annotator: str) -> dict:
     Lists are sorted: a file re-saved with other key order yields the same annotations
     in another order, and that is the same content."""
     def canon(rows):
-        return sorted(json.dumps(r, ensure_ascii=False, sort_keys=True) for r in rows)
+        return sorted(map(canonical, rows))
 
     return {
         "spans": canon([s.role, s.alternative, s.start, s.end, _who(s.annotator, annotator), s.origin, s.extra]
