@@ -44,7 +44,9 @@ def run(args) -> int:
         if not datasets:
             what = f"{source} items" if source else "items"
             raise McqLensError(f"no {what} in {args.db}" + (f" from {args.file}" if args.file else ""))
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}")
+        # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
+                            else f".{out.name}_tmp{os.getpid()}")
         try:
             if args.kind == "csv":
                 frame = table(datasets, store, args.annotator)
