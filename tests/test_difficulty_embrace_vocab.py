@@ -130,3 +130,22 @@ def test_text_format_follows_problems_complex():
 def test_text_format_edit_is_written_to_complex():
     q = next(q for _, _, q in QUESTIONS if q["annotations"]["problems"]["complex"] is None)
     assert V.text_format_to_embrace("partly continuous", True, q) == "elements of a non-continuous text||multiple texts"
+
+
+def test_every_type_written_for_a_new_tag_reads_back_as_itself():
+    q = QUESTIONS[0][2]
+    for key, typ in T.TYPES.items():
+        if key == T.NOTE:
+            continue
+        for element in typ.elements:
+            tag = ProblemTag(type=key, element=element, origin="human")
+            flags, upd = V.problems_to_embrace([tag], {}, q)
+            back = V.problems_from_embrace(flags, dict(q, flags=upd["flags"], annotations=dict(
+                q["annotations"], problems=upd["problems"], other_problems=upd["other_problems"])))
+            assert [(t.type) for t in back] == [key], (key, element, flags, upd)
+
+
+def test_table_4_names_map_to_their_types_not_to_lookalikes():
+    assert V.type_from_text("Spelling errors (except hyphens and contractions)") == "spelling_errors"
+    assert V.type_from_text("extra spaces (within a word or a digit)") == "extra_spaces_word"
+    assert V.type_from_text("Inconsistency between T and A") == "inconsistency_t_a"

@@ -17,10 +17,11 @@ GREEN, YELLOW = read(DATA / "embrace_green.jsonl")[0], read(DATA / "embrace_yell
 
 
 @pytest.mark.parametrize("text, found, typ", [
-    ("He is a middle - aged man.", "middle - aged", "extra_spaces"),
-    ("I don ' t know.", "don ' t", "extra_spaces"),
-    ("I' m fine.", "I' m", "extra_spaces"),
-    ("About 1, 000 people came.", "1, 000", "extra_spaces"),
+    ("He is a middle - aged man.", "middle - aged", "spelling_hyphens_contractions"),
+    ("I don ' t know.", "don ' t", "spelling_hyphens_contractions"),
+    ("I' m fine.", "I' m", "spelling_hyphens_contractions"),
+    ("About 1, 000 people came.", "1, 000", "extra_spaces_punctuation"),
+    ("the morning' s news", "morning' s", "spelling_hyphens_contractions"),
     ("prefix = st1 /The park opened.", "prefix = st1 /", "additional_notes"),
     ("A word (n.) here.", "(n.)", "additional_notes"),
     ("They left.(238 words)", "(238 words)", "additional_notes"),
@@ -50,7 +51,7 @@ def test_alternatives_in_the_alternatives_text_and_their_formatting():
     q = Question(id="x", passage_id="p", index=0, stem="He was a _ man.",
                  alternatives=["middle - aged", "young", "old", "Tall."], key=0)
     tags = L.detect_item(q, "The man was tall and old.")
-    spaced = [t for t in tags if t.type == "extra_spaces"]
+    spaced = [t for t in tags if t.type == "spelling_hyphens_contractions"]
     assert spaced and spaced[0].alternative == 0 and q.alternatives[0][spaced[0].start:spaced[0].end] == "middle - aged"
     fmt = {t.alternative for t in tags if t.type == "formatting_inconsistency"}
     assert 3 in fmt  # capitalised first word and a final period among lowercase bare ones

@@ -143,9 +143,18 @@ LABELS = {
 _PATTERNS: list[tuple[str, str]] = [
     (r"\bnegation\b", T.NOTE),  # a readability remark, not a problem (green items carry it)
     (r"additional notes?", "additional_notes"),
-    (r"spelling[^.]*(hyphen|contraction)", "spelling_hyphens_contractions"),
-    (r"misleading spaces", "misleading_spaces"),
     (r"misleading spelling", "misleading_spelling"),
+    (r"spelling errors? \(except", "spelling_errors"),
+    (r"spelling[^.]*(hyphen|contraction)", "spelling_hyphens_contractions"),
+    (r"extra spaces? \((within|in) ", "extra_spaces_word"),
+    (r"missing spaces? \(between", "missing_spaces_words"),
+    (r"inconsistency between (t|text) and (a\b|alternatives?)|inconsistency between (a|alternatives?) and (t|text)\b",
+     "inconsistency_t_a"),
+    (r"inconsistency between (t|text) and (q|question)|inconsistency between (q|question) and (t|text)\b",
+     "inconsistency_q_t"),
+    (r"inconsistency between (q|question) and (a\b|alternatives?)|inconsistency between (a|alternatives?) and "
+     r"(q|question)\b", "inconsistency_q_a"),
+    (r"misleading spaces", "misleading_spaces"),
     (r"(redundant|extra) spaces", "extra_spaces"),
     (r"(missing|missed) spaces?", "missing_spaces"),
     (r"inconsistency between (a\b|alternatives)", "inconsistency_between_alternatives"),
@@ -170,11 +179,16 @@ _PATTERNS: list[tuple[str, str]] = [
 _COMPILED = [(re.compile(p, re.I), t) for p, t in _PATTERNS]
 
 
+_NAMES = {t.name.lower(): k for k, t in T.TYPES.items() if k != T.NOTE}
+
+
 def type_from_text(text: str) -> str:
     """The typology type a free-text entry names, or "note" when it names none."""
     t = text.strip().lower()
     if t in LABELS:
         return LABELS[t]
+    if t.rstrip(".") in _NAMES:
+        return _NAMES[t.rstrip(".")]
     for rx, key in _COMPILED:
         if rx.search(t):
             return key
