@@ -211,3 +211,15 @@ def test_stats_prints_counts(db, capsys):
     assert main(["stats", "--db", str(db), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["sources"]["expmrc"]["questions"] == 561
+
+
+def test_race_export_keeps_stem_options_answers(db, tmp_path):
+    out = tmp_path / "race.json"
+    assert main(["export", "race", "--db", str(db), "-o", str(out), "--source", "expmrc"]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    doc = expmrc_doc()
+    assert [{k: r[k] for k in ("id", "article", "questions", "options", "answers")} for r in doc["data"]] == [
+        {k: r[k] for k in ("id", "article", "questions", "options", "answers")} for r in written]
+    folder = tmp_path / "race"
+    assert main(["export", "race", "--db", str(db), "-o", str(folder), "--source", "expmrc"]) == 0
+    assert len(list(folder.glob("*.txt"))) == len(doc["data"])

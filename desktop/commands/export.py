@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--annotator", default=None,
                    help="export the imported annotations and NAME's (default: everyone's)")
     p.add_argument("--source", default=None,
-                   help="which stored source to export (default: the format's own; csv: all)")
+                   help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
     p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     p.set_defaults(func=run)
@@ -38,7 +38,8 @@ def run(args) -> int:
         raise McqLensError(f"{out} exists; add --force to overwrite it")
     if not out.parent.exists():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
-    source = args.source if args.source else (None if args.kind == "csv" else args.kind)
+    # race and csv take every stored item (RACE is the common core of all sources)
+    source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
     with Store.open(args.db, create=False) as store:
         datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
         if not datasets:
