@@ -214,8 +214,25 @@ def _as_list(v) -> list[str]:
     return list(v)
 
 
-def _tag(value: str, element: str, source: str, field: str, index: int) -> ProblemTag:
+def _type_in_field(value: str, field: str) -> str:
+    """A value that names no type still names one through its field ("text_spelling": ["hyphens"])."""
     key = type_from_text(value)
+    if key != T.NOTE or value.strip().lower() == "negation":
+        return key
+    v, f = value.lower(), field.lower()
+    if "spelling" in f:
+        if re.search(r"hyphen|contraction", v):
+            return "spelling_hyphens_contractions"
+        return "misleading_spelling" if "misleading" in v else "spelling_errors"
+    if "spaces" in f and re.search(r"\b(extra|redundant|missing|missed)\b", v):
+        return "extra_spaces" if re.search(r"extra|redundant", v) else "missing_spaces"
+    if "punctuation" in f:
+        return "punctuation_errors"
+    return key
+
+
+def _tag(value: str, element: str, source: str, field: str, index: int) -> ProblemTag:
+    key = _type_in_field(value, field)
     typ = T.TYPES[key]
     if element not in typ.elements:
         # e.g. a formatting inconsistency in other_problems is about the alternatives

@@ -104,6 +104,8 @@ def total_histogram(totals, stats: dict, out: Path) -> str:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     lo, hi = int(D.THEORETICAL_MIN), int(D.THEORETICAL_MAX) + 1
     ax.hist(totals, bins=list(range(lo, hi + 1)), color="#377eb8", edgecolor="white")
+    if not totals:
+        ax.set_ylim(0, 1)
     for x in (D.THEORETICAL_MIN, D.THEORETICAL_MAX):
         ax.axvline(x, color="red", linestyle="--", linewidth=1.4)
     ax.axvline(D.THEORETICAL_MAX_WITHOUT_TOC, color="blue", linestyle="--", linewidth=1.4)
@@ -115,8 +117,11 @@ def total_histogram(totals, stats: dict, out: Path) -> str:
             color="blue", fontsize=9, va="top", ha="right")
     ax.set_xlabel("total difficulty (Appendix A points)")
     ax.set_ylabel("number of MCQs")
-    ax.set_title(f"Fig. 8 — total difficulty (n={stats['n']}; mean {stats['mean']:.2f}, "
-                 f"median {stats['median']:g}, mode {stats['mode']:g})")
+    if stats["n"]:
+        ax.set_title(f"Fig. 8 — total difficulty (n={stats['n']}; mean {stats['mean']:.2f}, "
+                     f"median {stats['median']:g}, mode {stats['mode']:g})")
+    else:
+        ax.set_title("Fig. 8 — total difficulty: no eligible assessed MCQs")
     return _save(fig, out / "fig08_total_difficulty.png")
 
 
