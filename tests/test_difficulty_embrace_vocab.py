@@ -60,7 +60,7 @@ def test_changed_value_is_rewritten_in_embrace_strings_and_the_rest_kept():
 
 def test_unknown_difficulty_string_names_the_field():
     with pytest.raises(V.UnknownValue) as err:
-        V.parse_difficulty({"tom": "both HLTI"})
+        V.parse_difficulty({"tom": "both guesses"})
     assert err.value.field == "difficulty.tom"
 
 
@@ -149,3 +149,13 @@ def test_table_4_names_map_to_their_types_not_to_lookalikes():
     assert V.type_from_text("Spelling errors (except hyphens and contractions)") == "spelling_errors"
     assert V.type_from_text("extra spaces (within a word or a digit)") == "extra_spaces_word"
     assert V.type_from_text("Inconsistency between T and A") == "inconsistency_t_a"
+
+
+def test_other_spellings_of_the_same_categories_are_read():
+    # files written by other versions of the tool: spacing, "4+", TOM as any pair, Table 2 concepts
+    values = V.parse_difficulty({"toi": "3||job", "tom": "one SM, other LLTI", "pod": "two or more distractors",
+                                 "phr": "4+", "items": "5+", "multip": "unspecified"})
+    assert values == {"toi": "role", "tom": "sm_llti", "pod": "two_same_paragraph", "nphr": "4+", "ni": "5+",
+                      "nit": "unspecified", "toc": "none"}
+    assert V.parse_difficulty({"tom": "both HLTI"})["tom"] == "gen"  # HLTI on both relations is GEN
+    assert D.points("toi", V.parse_difficulty({"toi": "2||age"})["toi"]) == 2

@@ -41,11 +41,12 @@ POD = {"no": "none", "literal": "literal", "synonymous": "synonymous", "inferenc
        "based on info\noutside the text": "outside_text"}
 PHR = {"1": "1", "2": "2", "3": "3", "4": "4+", "4+": "4+"}
 ITEMS = {"1": "1", "2": "2", "3-4": "3-4", "5+": "5+"}
-REQ_P = {"1": "1", "1+": "2+"}
+REQ_P = {"1": "1", "1+": "2+", "2+": "2+"}
 INFER_C = {"1 paragraph or compare": "compare", "1+ paragraphs or contrast": "contrast"}
-MULTIP = {"Number of responses is specified": "specified", "Number of responses is unspecified": "unspecified"}
+MULTIP = {"Number of responses is specified": "specified", "Number of responses is unspecified": "unspecified",
+          "specified": "specified", "unspecified": "unspecified"}
 TOC = {"addition (+)": "addition", "subtraction (-)": "subtraction", "multiplication (*)": "multiplication",
-       "division (/)": "division", "multiple operations": "multiple"}
+       "division (/)": "division", "multiple operations": "multiple", "no calculations": "none"}
 
 FIELDS = {  # raw field -> (variable, vocabulary)
     "tom": ("tom", TOM), "pod": ("pod", POD), "phr": ("nphr", PHR), "items": ("ni", ITEMS),
@@ -63,10 +64,52 @@ def _inverse(vocab: dict[str, str]) -> dict[str, str]:
 
 
 def _parse_toi(raw: str) -> str:
-    concept = raw.split("||", 1)[1] if "||" in raw else raw
-    if concept not in D.TOI_CONCEPTS:
-        raise UnknownValue("difficulty.toi", raw, sorted(D.TOI_CONCEPTS))
-    return concept
+    pts, _, concept = raw.rpartition("||")
+    concept = " ".join(concept.split()).lower()
+    if concept in D.TOI_CONCEPTS:
+        return concept
+    # Table 2's added concepts, by their full name or one of their words ("job" -> the
+    # person / group / role the points say)
+    for added, mapped in D.TOI_ADDED.items():
+        names = [added] + [w.strip() for w in re.split(r"[,()]", added) if w.strip()]
+        if concept in names:
+            if len(mapped) == 1:
+                return added
+            fit = [m for m in mapped if pts and D.TOI_CONCEPTS[m] == _number(pts)]
+            if fit:
+                return fit[0]
+    raise UnknownValue("difficulty.toi", raw, sorted(D.TOI_CONCEPTS))
+
+
+def _number(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+_REL = {"lm": "lm", "sm": "sm", "llti": "llti", "hlti": "hlti", "gen": "gen"}
+
+
+def _norm(v: str) -> str:
+    return " ".join(str(v).split()).lower()
+
+
+def _lookup(field: str, vocab: dict[str, str], v: str) -> str:
+    """Exact spelling first, then the same words with any spacing or case; TOM also as
+    "both X" / "one X, other Y" for any pair of relations."""
+    if v in vocab:
+        return vocab[v]
+    n = _norm(v)
+    for raw, key in vocab.items():
+        if _norm(raw) == n:
+            return key
+    if field == "tom":
+        m = re.fullmatch(r"both (\w+)", n) or re.fullmatch(r"one (\w+),? (?:the )?other (\w+)", n)
+        if m and all(g in _REL for g in m.groups()):
+            rel = m.groups() * (2 // len(m.groups()))
+            return D.tom_combined(rel)
+    raise UnknownValue(f"difficulty.{field}", v, vocab)
 
 
 def parse_difficulty(raw: dict | None) -> dict:
@@ -84,9 +127,7 @@ def parse_difficulty(raw: dict | None) -> dict:
         v = raw.get(field)
         if v is None:
             continue
-        if v not in vocab:
-            raise UnknownValue(f"difficulty.{field}", v, vocab)
-        values[var] = vocab[v]
+        values[var] = _lookup(field, vocab, v)
     if values and "toc" not in values:
         values["toc"] = "none"
     return values
@@ -97,6 +138,8 @@ def _raw_value(var: str, value: Any) -> str:
         pts = D.points("toi", value)
         concept = D.TOI_ADDED[value][0] if value in D.TOI_ADDED else value
         return f"{pts:g}||{concept}"
+    if var == "toc" and value == "none":
+        return "no calculations"
     if var == "tom":
         value = D.tom_key(value)
     return _inverse(FIELDS[RAW_FIELD[var]][1])[value]
