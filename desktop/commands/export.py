@@ -21,7 +21,8 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output file (race: .json list, .jsonl, or a folder of .txt files)")
     p.add_argument("--annotator", default=None,
-                   help="export the imported annotations and NAME's (default: everyone's)")
+                   help="export the imported annotations and NAME's (default: the adjudicated "
+                        "'gold' layer where it exists, else everyone's)")
     p.add_argument("--source", default=None,
                    help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
@@ -42,6 +43,8 @@ def run(args) -> int:
     source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
     with Store.open(args.db, create=False) as store:
         datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
+        # Adjudicated work wins: the writers prefer the gold layer field by field.
+        preferred = args.annotator or ("gold" if "gold" in store.annotators() else None)
         if not datasets:
             what = f"{source} items" if source else "items"
             raise McqLensError(f"no {what} in {args.db}" + (f" from {args.file}" if args.file else ""))
@@ -50,10 +53,10 @@ def run(args) -> int:
                             else f".{out.name}_tmp{os.getpid()}")
         try:
             if args.kind == "csv":
-                frame = table(datasets, store, args.annotator)
+                frame = table(datasets, store, preferred)
                 frame.to_csv(tmp, index=False)
             else:
-                _write(args.kind, datasets, tmp, args.annotator)
+                _write(args.kind, datasets, tmp, preferred)
             _replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
