@@ -139,3 +139,12 @@ def test_mean_is_about_one_point_below_the_seeds_13_09():
     # annotations gives about one point less (we report what we compute).
     assert 0.5 < 13.09 - mean < 1.5
     assert D.THEORETICAL_MIN <= min(totals) and max(totals) <= D.THEORETICAL_MAX_WITHOUT_TOC
+
+
+def test_several_categories_keep_the_highest_except_toi():
+    msgs = D.validate({"tom": ["lm", "lm"], "toi": "theme"},
+                      candidates={"tom": [["lm", "sm"]], "toi": ["place"]})
+    assert any(m.variable == "tom" and "highest-scoring" in m.text for m in msgs)
+    assert any(m.variable == "toi" and "lowest-scoring" in m.text for m in msgs)
+    assert not [m for m in D.validate({"tom": "sm_sm"}, candidates={"tom": ["lm_lm"]}) if m.variable == "tom"
+                and m.level == "warning" and "categories apply" in m.text]

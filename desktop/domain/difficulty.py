@@ -228,11 +228,12 @@ PRINCIPLES = (
 
 
 def validate(values: dict[str, Any], toi_candidates: Iterable[str] = (),
-             pod_candidates: Iterable[str] = ()) -> list[Message]:
+             pod_candidates: Iterable[str] = (), candidates: dict[str, Iterable[Any]] | None = None) -> list[Message]:
     """The assessment principles of section 4.2 as messages on one assessment.
 
-    `toi_candidates` / `pod_candidates` are other categories the annotator considered;
-    TOI keeps the lowest-scoring one, POD (like every other variable) the highest.
+    `candidates` maps a variable to other categories the annotator considered (TOM as
+    pairs or keys); TOI keeps the lowest-scoring concept, every other variable the
+    highest-scoring category.  `toi_candidates` / `pod_candidates` are shorthands.
     """
     out: list[Message] = []
     for var, value in values.items():
@@ -252,18 +253,28 @@ def validate(values: dict[str, Any], toi_candidates: Iterable[str] = (),
     if values.get("npar") == "2+" and values.get("ic") == "compare":
         out.append(Message("ic", "error", "NPar is 2+ (between paragraphs): IC is "
                                           "'contrast or synthesis throughout paragraphs' (1 point)"))
-    toi_c = [c for c in toi_candidates if c in TOI_CONCEPTS]
-    if toi_c and values.get("toi") in TOI_CONCEPTS:
-        lowest = min(toi_c + [values["toi"]], key=TOI_CONCEPTS.__getitem__)
-        if TOI_CONCEPTS[lowest] < TOI_CONCEPTS[values["toi"]]:
-            out.append(Message("toi", "warning", f"several TOI concepts apply: the lowest-scoring "
-                                                 f"one is kept ({lowest!r}, {TOI_CONCEPTS[lowest]:g})"))
-    pod_c = [c for c in pod_candidates if c in SCALES["pod"]]
-    if pod_c and values.get("pod") in SCALES["pod"]:
-        best = max(pod_c + [values["pod"]], key=lambda k: SCALES["pod"][k][1])
-        if SCALES["pod"][best][1] > SCALES["pod"][values["pod"]][1]:
-            out.append(Message("pod", "warning", "distractors fall in several POD categories: the "
-                                                 f"highest-scoring one counts ({best!r})"))
+    cands = {k: list(v) for k, v in (candidates or {}).items()}
+    cands.setdefault("toi", []).extend(toi_candidates)
+    cands.setdefault("pod", []).extend(pod_candidates)
+    for var, others in cands.items():
+        if not others or values.get(var) is None or var not in VARIABLES:
+            continue
+        try:
+            mine = points(var, values[var])
+            scored = [(points(var, c), c) for c in others]
+        except ValueError as exc:
+            out.append(Message(var, "error", str(exc)))
+            continue
+        if var == "toi":
+            low, best = min(scored, key=lambda t: t[0])
+            if low < mine:
+                out.append(Message("toi", "warning", "several TOI concepts apply: the lowest-scoring one is "
+                                                     f"kept ({best!r}, {low:g})"))
+        else:
+            high, best = max(scored, key=lambda t: t[0])
+            if high > mine:
+                out.append(Message(var, "warning", f"several {var.upper()} categories apply: the "
+                                                   f"highest-scoring one counts ({label(var, best)!r}, {high:g})"))
     if values.get("toi") in TOI_ADDED and len(TOI_ADDED[values["toi"]]) > 1:
         out.append(Message("toi", "error", f"{values['toi']!r} is context-dependent: "
                                            f"choose {' / '.join(TOI_ADDED[values['toi']])}"))
