@@ -79,3 +79,18 @@ def test_c_lists():
         parse_cs("0,0.3,...,1")
     with pytest.raises(argparse.ArgumentTypeError):
         parse_cs("0,1.5")
+
+
+def test_make_from_the_database(tmp_path):
+    from desktop.store import Store
+
+    db = tmp_path / "annotations.db"
+    store = Store.open(db, annotator="anna")
+    store.import_datasets(formats.read(EXPMRC), file=str(EXPMRC))
+    store.close()
+    out = tmp_path / "from_db.jsonl"
+    assert main(["nota", "make", "--db", str(db), "-o", str(out), "--c", "0.1", "--replicas", "1"]) == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sum(len(r["answerable"]) for r in records) == 561
+    assert sum(a is False for r in records for a in r["answerable"]) == 56  # 56.1 → 56
+    assert main(["nota", "make", "--db", str(tmp_path / "none.db"), "-o", str(out), "--c", "0.1"]) == 2
