@@ -125,9 +125,11 @@ mild → mainly acceptable). Notes that name no problem type do not count.</p>
 <h3>Exceptions</h3>
 <table><tr><th>item</th><th>colour</th><th>basis</th><th>computed</th><th>why</th></tr>{exc}</table>
 <h2>Surface linter against the recorded tags</h2>
-<p>Units: a passage, a stem, or the alternatives of a question. "extra spaces" / "missing spaces" rows are the
-recorded families (EMBRACE records a tool label and its "(punctuation)" variant for one problem). Green items
-record no problem, so every detection there is a false positive.</p>
+<p>Units: a passage, a stem, or the alternatives of a question. A detection is right when a problem of its
+type is recorded on the same unit. "extra spaces" and "missing spaces" are families: EMBRACE records a tool
+label and its "(punctuation)" variant for one problem, so they are scored together. Green items record no
+problem, so every detection there is a false positive; a low precision elsewhere partly reflects problems the
+annotators did not record (see the exceptions above).</p>
 {lint_html}
 <h2>Figures</h2>
 <p>Figs. 8–12 show the evaluated MCQs (eligible, continuous texts), like the seed's section 5.2; Figs. 3–7 all

@@ -45,7 +45,7 @@ class TypeScore:
 
 
 def units(datasets: list[Dataset], rows=None):
-    """(unit id, recorded families, detected types) for every unit.
+    """(unit id, recorded families, detected families) for every unit.
 
     `rows`: the report's item rows (recorded and suggested tags already computed)."""
     if rows is None:
@@ -60,12 +60,12 @@ def units(datasets: list[Dataset], rows=None):
                 recorded[GROUP[t.element]].add(family(t.type))
         for t in r.suggested:
             if t.element in GROUP:
-                detected[GROUP[t.element]].add(t.type)
+                detected[GROUP[t.element]].add(family(t.type))
         for g in ("question", "alternatives"):
             yield f"{r.question.id}/{g}", recorded[g], detected[g]
     for (_, pid), rs in by_passage.items():
         recorded = {family(t.type) for r in rs for t in r.recorded if t.element == "text" and t.type != "note"}
-        detected = {t.type for t in rs[0].suggested if t.element == "text"}
+        detected = {family(t.type) for t in rs[0].suggested if t.element == "text"}
         yield f"{pid}/text", recorded, detected
 
 
@@ -76,22 +76,22 @@ def evaluate(datasets: list[Dataset], rows=None) -> dict[str, TypeScore]:
         return scores.setdefault(t, TypeScore(t))
 
     for _, recorded, detected in units(datasets, rows):
-        for t in detected:
-            s = score(t)
+        for fam in detected:
+            s = score(fam)
             s.detected_units += 1
-            s.correct_units += family(t) in recorded
+            s.correct_units += fam in recorded
             s.green_units += not recorded
         for fam in recorded:
             s = score(fam)
             s.recorded_units += 1
-            s.found_units += any(family(t) == fam for t in detected)
+            s.found_units += fam in detected
     return dict(sorted(scores.items()))
 
 
 def table(datasets: list[Dataset], rows=None):
     """The scores as a pandas DataFrame (one row per type or family)."""
     import pandas as pd
-    rows = [{"type": s.type, "detected units": s.detected_units, "correct": s.correct_units,
+    rows = [{"type (family)": s.type, "detected units": s.detected_units, "correct": s.correct_units,
              "precision": s.precision, "recorded units": s.recorded_units, "found": s.found_units,
              "recall": s.recall, "detections where nothing is recorded": s.green_units}
             for s in evaluate(datasets, rows).values()]
