@@ -90,3 +90,12 @@ def test_precision_and_recall_against_the_recorded_tags():
     assert sp.precision is not None and sp.precision >= 0.8 and sp.recall >= 0.5
     for s in scores.values():
         assert s.correct_units <= s.detected_units and s.found_units <= s.recorded_units
+
+
+def test_missing_comma_before_a_final_according_to_in_the_stem():
+    q = Question(id="x", passage_id="p", index=0, stem="Which is true according to the passage?",
+                 alternatives=["a", "b", "c", "d"], key=0)
+    tags = [t for t in L.detect_item(q) if t.type == "punctuation_errors"]
+    assert tags and tags[0].element == "question" and q.stem[tags[0].start:tags[0].end] == " "
+    q.stem = "According to the passage, which is true?"
+    assert not [t for t in L.detect_item(q) if t.type == "punctuation_errors"]

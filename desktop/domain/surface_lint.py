@@ -147,6 +147,10 @@ def _stem_rules(stem: str) -> list[ProblemTag]:
     # a gap glued to the word before it: "that_."
     for m in re.finditer(r"(?<=[A-Za-z,\"])_", stem):
         out.append(_tag("missing_spaces_punctuation", QUESTION, None, m.start(), m.end(), stem[m.start() - 1:m.end()]))
+    # "Which is true according to the passage?": EMBRACE's annotators mark the missing comma
+    # before a final "according to ..." every time (and no stem of the green file has one)
+    for m in re.finditer(r"(?<=[A-Za-z_])( +)according to\b", stem):
+        out.append(_tag("punctuation_errors", QUESTION, None, m.start(1), m.end(1), stem[m.start(1):m.end() ]))
     # punctuation before the stem starts (".The above passage", ".  . Which") or after its end
     m = re.match(r"^\s*[.,;:]+[\s.]*", stem)
     if m:
