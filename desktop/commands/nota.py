@@ -167,9 +167,15 @@ def evaluate(args) -> int:
 
 
 def _progress():
-    import sys
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
 
     def report(done: int, total: int, label: str) -> None:
-        if done == total or done % 640 == 0:
-            print(f"  scoring {label}: {done}/{total} questions", file=sys.stderr, flush=True)
+        bar = bars.get(label)
+        if bar is None:
+            bar = bars[label] = tqdm(total=total, desc=f"scoring {label}", unit="question")
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
     return report

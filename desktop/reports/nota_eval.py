@@ -41,7 +41,7 @@ class AlternativeScores:
     scores: dict[tuple[str, str, bool, str], float] = field(default_factory=dict)
     calls: int = 0  # questions sent to the encoder, for the benchmark
 
-    def ensure(self, passages: Sequence[Passage], text: str, batch: int = 64,
+    def ensure(self, passages: Sequence[Passage], text: str, batch: int = 256,
                progress: Progress | None = None, label: str = "") -> None:
         """Score every question's original alternatives and the NOTA text, once."""
         todo: list[tuple[Question, Passage]] = []
@@ -88,7 +88,10 @@ def run(models: Sequence[ModelUnderTest], passages: Sequence[Passage], cs: Seque
     """One row per (model, C, replica): counts and the seven metrics (None where undefined)."""
     originals = {q.id: q for p in passages for q in p.questions}
     if len(originals) != sum(len(p.questions) for p in passages):
-        raise ValueError("question ids are not unique across the input; evaluate one source at a time")
+        from desktop.domain.errors import InputError
+        dup = next(i for i in originals if sum(q.id == i for p in passages for q in p.questions) > 1)
+        raise InputError(dup, None, None, "question id occurs in more than one file or passage; "
+                         "evaluate one source at a time")
     caches = []
     for m in models:
         cache = AlternativeScores(m.scorer, m.fmt)
