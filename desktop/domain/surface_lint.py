@@ -59,7 +59,8 @@ _RULES: list[tuple[str, re.Pattern, int]] = [
     ("extra_spaces_punctuation", re.compile(r"(?<![\d,.])\b\d{1,3}(, )\d{3}\b(?![,.]\d)"), 0),
     # (two spaces between words are as frequent in green texts as in yellow ones: no rule)
     # a missing space after , ; : ! ? or after a sentence-final period
-    ("missing_spaces_punctuation", re.compile(r"(?<=[a-z])[,;!?](?=[A-Za-z])"), 0),
+    ("missing_spaces_punctuation", re.compile(r"(?<=[a-z])[,;:!?](?=[A-Za-z])|(?<= )[,;:!?](?=[A-Za-z])"), 0),
+    ("missing_spaces_punctuation", re.compile(r"[.!?,][\"”](?=[A-Za-z])|[a-z]\((?=[a-z])|\)(?=[a-z])"), 0),
     ("missing_spaces_punctuation", re.compile(r"(?<=[a-z]{3})\.(?=[A-Z][a-z])"), 0),
     ("missing_spaces_punctuation", re.compile(r"(?<=[a-z])[\"“](?=[A-Za-z][^\"”]*[\"”][a-z])"), 0),
     ("missing_spaces_punctuation", re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)(\.)(?=[A-Z][a-z])"), 1),
