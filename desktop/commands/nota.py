@@ -53,7 +53,8 @@ def register(sub) -> None:
 def _source_args(p) -> None:
     p.add_argument("--db", help="read the questions from this database instead of a file")
     p.add_argument("--source", help="with --db: only this source (race, expmrc, ...)")
-    p.add_argument("--input-type", default="auto", dest="fmt", help="format of INPUT (default: detect)")
+    p.add_argument("--format", default="auto", dest="fmt",
+                   help="file format of the input: race, expmrc, embrace, dream, quail, cosmosqa (default: detect)")
 
 
 def _common(p) -> None:
