@@ -27,11 +27,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.domain.agreement import GOLD
+# adjudication_changes and disagreements are re-exported: callers use them from here
+from desktop.domain.adjudication import (  # noqa: F401
+    SCALAR_FIELDS, adjudication_changes, disagreements, layers, span_field,
+)
+from desktop.domain.adjudication import jsonable as _jsonable
+from desktop.domain.adjudication import span_value as _span_value
 from desktop.domain.changes import Change
 from desktop.domain.model import BASIS, DEFAULT_ANNOTATOR, Dataset, Question
-
-SCALAR_FIELDS = ("text_format", "multiple_texts", "unit_type")
 
 
 @dataclass
@@ -58,52 +61,20 @@ class MergePlan:
 # --------------------------------------------------------------------------- layers
 
 
-def span_field(role: str, alternative: int | None) -> str:
-    return f"{BASIS}.{alternative}" if role == BASIS else role
+class Incoming(dict):
+    """What the other side says per annotator beyond its datasets.
 
-
-def _span_value(s) -> tuple:
-    return (s.start, s.end)
-
-
-def layers(q: Question, notes: dict[str, str] | None = None) -> dict[tuple[str, str], Any]:
-    """{(annotator, field): value} for every layer of a question; spans and tags as sorted tuples.
-
-    `notes` are the annotators' free-text problem notes ({annotator: text}), which the
-    store gives per annotator.  Comments and answerability are not layers here: a loaded
-    question does not say whose they are.
+    As a dict it is {item: {annotator: note}} (the `notes` that `merge` always took);
+    `comments` ({item: {annotator: [texts]}}) and `answerability` ({item: {annotator:
+    label}}) ride along.  `from_store`: read from another store, whose loaded
+    questions merge everyone's comments, so new items take them as edits instead.
     """
-    out: dict[tuple[str, str], Any] = {}
-    spans: dict[tuple[str, str], list] = {}
-    for s in q.spans:
-        spans.setdefault((s.annotator, span_field(s.role, s.alternative)), []).append(s)
-    for key, group in spans.items():
-        out[key] = tuple(sorted({_span_value(s) for s in group}))
-    tags: dict[str, set] = {}
-    for t in q.problems:
-        tags.setdefault(t.annotator, set()).add(_tag_value(t))
-    for a, group in tags.items():
-        out[(a, "problems")] = tuple(sorted(group, key=repr))
-    for a in q.assessments:
-        for var, value in a.values.items():
-            if value is not None:
-                out[(a.annotator, f"difficulty.{var}")] = _plain(value)
-        for name in SCALAR_FIELDS:
-            value = getattr(a, name)
-            if value is not None:
-                out[(a.annotator, name)] = value
-    for a, text in (notes or {}).items():
-        if text:
-            out[(a, "note")] = text
-    return out
 
-
-def _tag_value(t) -> tuple:
-    return (t.type, t.element, t.alternative, t.start, t.end, t.note or "")
-
-
-def _plain(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+    def __init__(self, notes=None, comments=None, answerability=None, from_store: bool = False):
+        super().__init__(notes or {})
+        self.comments: dict[str, dict[str, list[str]]] = comments or {}
+        self.answerability: dict[str, dict[str, str]] = answerability or {}
+        self.from_store = from_store
 
 
 def _spans_of(q: Question, annotator: str, fld: str) -> dict[tuple, Any]:
@@ -187,10 +158,6 @@ def plan_question(ours: Question, theirs: Question, label: str, our_notes: dict[
         else:
             unchanged += 1
     return changes, conflicts, unchanged
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=list))
 
 
 def _rename(datasets: list[Dataset], new_name: str) -> None:
@@ -288,69 +255,23 @@ def read_other(path: str) -> tuple[list[Dataset], dict[str, dict[str, str]]]:
 
 
 # ---------------------------------------------------------------------- adjudication
-
-
-def adjudication_changes(q: Question, fld: str, chosen: Any) -> list[Change]:
-    """Changes that make `gold`'s layer of `fld` equal `chosen` (pure; see `adjudicate`).
-
-    `fld` is a layer name (`evidence`, `required`, `basis.<k>`, `problems`,
-    `difficulty.<var>`, `text_format`, `multiple_texts`, `unit_type`, `answerability`,
-    `note`, `comments`); `chosen` is its value: (start, end) pairs for spans, dicts of
-    `problem.add` for tags, the value itself otherwise.
-    """
-    item = q.id
-    if fld in ("evidence", "required") or fld.startswith(f"{BASIS}."):
-        role, _, alt = fld.partition(".")
-        out = [Change(item, "span.remove", {"id": s.id}, GOLD) for s in q.spans
-               if s.annotator == GOLD and span_field(s.role, s.alternative) == fld]
-        for start, end in sorted({tuple(x) for x in chosen}):
-            v = {"role": role, "start": start, "end": end, "origin": "human"}
-            if role == BASIS:
-                v["alternative"] = int(alt)
-            out.append(Change(item, "span.add", v, GOLD))
-        return out
-    if fld == "problems":
-        out = [Change(item, "problem.remove", {"id": t.id}, GOLD) for t in q.problems if t.annotator == GOLD]
-        return out + [Change(item, "problem.add", dict(v), GOLD) for v in chosen]
-    if fld == "comments":
-        return [Change(item, "comments", list(chosen), GOLD)]
-    return [Change(item, fld, list(chosen) if isinstance(chosen, tuple) else chosen, GOLD)]
+# The logic lives in desktop.domain.adjudication (pure) and desktop.store.adjudication
+# (through the Store API); these names stay here for the command's callers.
 
 
 def adjudicate(store, item: str, fld: str, chosen_value: Any) -> list[int]:
     """Store `chosen_value` as the `gold` layer of `fld` on `item`; returns the history ids."""
-    q = store.question(item)
-    return [store.apply(c) for c in adjudication_changes(q, fld, chosen_value)]
+    from desktop.store import adjudication
+
+    return adjudication.adjudicate(store, item, fld, chosen_value)
 
 
 def adopt(store, item: str, fld: str, annotator: str) -> list[int]:
-    """Adjudicate by choosing one annotator's version of `fld` as gold."""
-    q = store.question(item)
-    value = layers(q).get((annotator, fld))
-    if fld == "problems":
-        value = [{"type": t.type, "element": t.element, "note": t.note or "",
-                  **{k: getattr(t, k) for k in ("alternative", "start", "end") if getattr(t, k) is not None}}
-                 for t in q.problems if t.annotator == annotator]
-    if value is None:
-        value = () if fld in ("evidence", "required", "problems") or fld.startswith(f"{BASIS}.") else None
-    return [store.apply(c) for c in adjudication_changes(q, fld, value)]
+    """Adjudicate by choosing one annotator's version of `fld` (notes, comments and
+    answerability included) as gold."""
+    from desktop.store import adjudication
 
-
-def disagreements(q: Question) -> list[dict]:
-    """Layers on which the annotators of one item differ: [{field, values: {annotator: value}}].
-
-    `gold` and aliases of merged conflicts count as annotators; a field only one
-    annotator filled is not a disagreement.
-    """
-    by_field: dict[str, dict[str, Any]] = {}
-    for (annotator, fld), value in layers(q).items():
-        by_field.setdefault(fld, {})[annotator] = _jsonable(value)
-    out = []
-    for fld, values in sorted(by_field.items()):
-        raters = {a: v for a, v in values.items() if a != GOLD}
-        if len(raters) >= 2 and len({json.dumps(v, sort_keys=True) for v in raters.values()}) > 1:
-            out.append({"item": q.id, "field": fld, "values": values, "adjudicated": GOLD in values})
-    return out
+    return adjudication.adopt(store, item, fld, annotator)
 
 
 # ----------------------------------------------------------------------------- CLI
