@@ -317,7 +317,10 @@ def problems_from_embrace(text_flags: dict | None, question_record: dict) -> lis
     for i, v in enumerate(_as_list(ann.get("other_problems"))):
         if v.strip().rstrip(".").lower() in FORMAT_PHRASES:
             continue
-        tags.append(_tag(v, T.QUESTION, "other_problems", "other_problems", i))
+        # an inconsistency noted for the item is one between its alternatives (Appendix B:
+        # capitalisation or final punctuation differing within one MCQ unit)
+        element = T.ALTERNATIVES if type_from_text(v) == "formatting_inconsistency" else T.QUESTION
+        tags.append(_tag(v, element, "other_problems", "other_problems", i))
     return tags
 
 
