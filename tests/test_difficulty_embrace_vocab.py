@@ -159,3 +159,13 @@ def test_other_spellings_of_the_same_categories_are_read():
                       "nit": "unspecified", "toc": "none"}
     assert V.parse_difficulty({"tom": "both HLTI"})["tom"] == "gen"  # HLTI on both relations is GEN
     assert D.points("toi", V.parse_difficulty({"toi": "2||age"})["toi"]) == 2
+
+
+def test_bare_spelling_label_next_to_a_qualified_one_is_the_same_problem():
+    tags = V.problems_from_embrace({"text_spelling": ["spelling errors", "spelling errors (hyphens, contractions)"]},
+                                   {"annotations": {}})
+    assert [t.type for t in tags] == ["spelling_hyphens_contractions"] * 2
+    assert T.acceptability(tags) == T.PARTIALLY  # moderate, as the released data has it
+    flags, _ = V.problems_to_embrace(tags, {"text_spelling": ["spelling errors", "spelling errors (hyphens, contractions)"]},
+                                     {"annotations": {}})
+    assert flags == {"text_spelling": ["spelling errors", "spelling errors (hyphens, contractions)"]}

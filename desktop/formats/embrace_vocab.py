@@ -288,6 +288,22 @@ def _split(v: str | None) -> list[str]:
     return [p for p in (v or "").split("||") if p]
 
 
+_GENERIC_SPELLING = {"spelling errors", "spelling error", "spelling"}
+_SPELLING_TYPES = ("spelling_hyphens_contractions", "spelling_errors", "misleading_spelling")
+
+
+def _generic_like_sibling(tags: list[ProblemTag]) -> list[ProblemTag]:
+    """EMBRACE's tool records a bare label next to its qualified variant ("extra spaces" with
+    "extra spaces (punctuation)"); a bare "spelling errors" next to a qualified spelling
+    label is that same problem, so it takes the sibling's type (and tier)."""
+    qualified = [t.type for t in tags if t.type in _SPELLING_TYPES and t.note.strip().lower() not in _GENERIC_SPELLING]
+    if qualified:
+        for t in tags:
+            if t.note.strip().lower() in _GENERIC_SPELLING:
+                t.type = qualified[0]
+    return tags
+
+
 def problems_from_embrace(text_flags: dict | None, question_record: dict) -> list[ProblemTag]:
     """EMBRACE's problem annotations of one question -> problem tags.
 
@@ -300,12 +316,11 @@ def problems_from_embrace(text_flags: dict | None, question_record: dict) -> lis
     """
     tags: list[ProblemTag] = []
     for field, values in (text_flags or {}).items():
-        for i, v in enumerate(_as_list(values)):
-            tags.append(_tag(v, T.TEXT, "flags", field, i))
+        tags += _generic_like_sibling([_tag(v, T.TEXT, "flags", field, i) for i, v in enumerate(_as_list(values))])
     for field, values in (question_record.get("flags") or {}).items():
         element = QUESTION_FLAG_ELEMENT.get(field.split("_", 1)[0], T.QUESTION)
-        for i, v in enumerate(_as_list(values)):
-            tags.append(_tag(v, element, "question_flags", field, i))
+        tags += _generic_like_sibling([_tag(v, element, "question_flags", field, i)
+                                       for i, v in enumerate(_as_list(values))])
     ann = question_record.get("annotations") or {}
     problems = ann.get("problems") or {}
     for field, element in (("stem", T.QUESTION), ("choices", T.ALTERNATIVES)):
