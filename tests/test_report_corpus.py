@@ -79,6 +79,8 @@ def test_index_lists_every_exception_with_its_reason(report):
     assert mismatched == {x["item_id"] for x in summary["exceptions"] if x["basis"] == "with suggestions"}
     for x in summary["exceptions"]:
         assert f"<td>{x['item_id']}</td>" in page and x["why"]
+    with open(out / "exceptions.csv", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == len(summary["exceptions"])
 
 
 def test_statistics_are_as_computed_and_the_page_says_so(report):

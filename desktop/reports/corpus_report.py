@@ -47,6 +47,10 @@ def write_report(datasets: list[Dataset], out_dir: str | Path, figures: bool = T
 
     exceptions = I.colour_exceptions(rows)
     lint = lint_eval.table(datasets, rows)
+    lint.to_csv(out / "lint.csv", index=False)
+    import pandas as pd
+    pd.DataFrame(exceptions, columns=["item_id", "file_colour", "basis", "expected", "got", "why"]).to_csv(
+        out / "exceptions.csv", index=False)
 
     names = []
     if figures:
@@ -109,7 +113,9 @@ figure{{margin:1.5em 0}}img{{max-width:100%}}.note{{background:#f5f5f0;padding:.
 </head><body>
 <h1>Corpus report</h1>
 <p>{s['items']} MCQs; {s['eligible']} eligible for difficulty evaluation (not non-continuous, content-based,
-no severe problem, every variable scored). Per-item values are in <a href="items.csv">items.csv</a>.</p>
+no severe problem, every variable scored). Per-item values are in <a href="items.csv">items.csv</a>; the
+colour exceptions in <a href="exceptions.csv">exceptions.csv</a>, the linter's scores in
+<a href="lint.csv">lint.csv</a>.</p>
 <h2>Total difficulty</h2>
 <table><tr><th>items</th><th>n</th><th>mean</th><th>median</th><th>mode</th></tr>{stats_rows}</table>
 <p class="note">The totals are computed with Appendix A's points (POD literal 1.5 and synonymous 2, as in the
