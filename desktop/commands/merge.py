@@ -15,15 +15,15 @@ Everything goes through the store's public API (`import_datasets`, `apply`, `bat
 so each added layer has its history row and can be undone; the whole merge is one
 transaction.
 
-Not yet merged for items both sides hold: comments and answerability labels (a loaded
-question does not say whose they are; free-text notes are merged).  An export file
+Comments, answerability labels and free-text notes are layers per annotator too (read
+per annotator from the other store; a file's belong to its "imported" annotator).  An export file
 carries no annotator names except ExpMRC's reference positions (`expmrc-ref-N`): use
 `--annotator NAME` to attribute its "imported" layers to a colleague.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -132,9 +132,14 @@ def _same_item(a: Question, b: Question) -> bool:
 
 
 def plan_question(ours: Question, theirs: Question, label: str, our_notes: dict[str, str] | None = None,
-                  their_notes: dict[str, str] | None = None) -> tuple[list[Change], list[Conflict], int]:
-    """Changes that bring `theirs`' layers into `ours`, the conflicts, and how many layers were already there."""
-    mine, incoming = layers(ours, our_notes), layers(theirs, their_notes)
+                  their_notes: dict[str, str] | None = None, our_fields: dict[str, dict] | None = None,
+                  their_fields: dict[str, dict] | None = None) -> tuple[list[Change], list[Conflict], int]:
+    """Changes that bring `theirs`' layers into `ours`, the conflicts, and how many layers were already there.
+
+    `*_notes` are {annotator: note}; `*_fields` are {"comments": {annotator: [texts]},
+    "answerability": {annotator: label}}, as each side keeps them per annotator."""
+    mine = layers(ours, our_notes, **(our_fields or {}))
+    incoming = layers(theirs, their_notes, **(their_fields or {}))
     changes: list[Change] = []
     conflicts: list[Conflict] = []
     unchanged = 0
@@ -169,13 +174,25 @@ def _rename(datasets: list[Dataset], new_name: str) -> None:
                     obj.annotator = new_name
 
 
+def _rename_incoming(incoming: dict, new_name: str) -> None:
+    """The same for the file's comments and answerability labels (see `read_other`)."""
+    for per_item in (getattr(incoming, "comments", {}), getattr(incoming, "answerability", {})):
+        for by_annotator in per_item.values():
+            if DEFAULT_ANNOTATOR in by_annotator:
+                by_annotator[new_name] = by_annotator.pop(DEFAULT_ANNOTATOR)
+
+
 def plan_merge(store, datasets: list[Dataset], label: str,
                notes: dict[str, dict[str, str]] | None = None) -> MergePlan:
-    """Compare incoming datasets (and their notes: {item: {annotator: text}}) with the store; writes nothing."""
+    """Compare incoming datasets with the store; writes nothing.
+
+    `notes` are {item: {annotator: text}}; an `Incoming` (what `read_other` gives)
+    also brings the comments and answerability labels per item and annotator."""
     plan = MergePlan()
-    notes = notes or {}
+    notes = {} if notes is None else notes  # an empty Incoming still carries comments
+    comments = getattr(notes, "comments", {})
+    labels = getattr(notes, "answerability", {})
     known = {row.item_id for row in store.items()}
-    annotators = store.annotators()
     for ds in datasets:
         for p in ds.passages:
             for q in p.questions:
@@ -187,24 +204,37 @@ def plan_merge(store, datasets: list[Dataset], label: str,
                     plan.skipped.append({"item": q.id, "reason": "stored with another passage, stem, "
                                                                "alternatives or key"})
                     continue
-                theirs_notes = notes.get(q.id)
-                our_notes = None
-                if theirs_notes:
-                    names = set(annotators) | {f"{a}@{label}" for a in theirs_notes}
-                    our_notes = {a: n for a in names if (n := store.note(q.id, a))}
-                changes, conflicts, unchanged = plan_question(ours, q, label, our_notes, theirs_notes)
+                theirs_notes, their_comments, their_labels = notes.get(q.id), comments.get(q.id), labels.get(q.id)
+                our_notes = our_fields = their_fields = None
+                if theirs_notes or their_comments or their_labels:
+                    from desktop.store.adjudication import annotator_fields
+
+                    mine = annotator_fields(store, q.id)
+                    our_notes = mine.notes
+                    our_fields = {"comments": mine.comments, "answerability": mine.answerability}
+                    their_fields = {"comments": their_comments or {}, "answerability": their_labels or {}}
+                changes, conflicts, unchanged = plan_question(ours, q, label, our_notes, theirs_notes,
+                                                              our_fields, their_fields)
                 plan.changes += changes
                 plan.conflicts += conflicts
                 plan.unchanged_layers += unchanged
     return plan
 
 
-def _subset(datasets: list[Dataset], ids: set[str]) -> list[Dataset]:
+def _subset(datasets: list[Dataset], ids: set[str], incoming: dict | None = None) -> list[Dataset]:
+    """The datasets' questions in `ids`.  From another store, a question's comments and
+    label are everyone's together: keep only the "imported" annotator's for the import
+    (the others come as edits, see `merge`)."""
+    from_store = getattr(incoming, "from_store", False)
     out = []
     for ds in datasets:
         passages = []
         for p in ds.passages:
             qs = [q for q in p.questions if q.id in ids]
+            if from_store:
+                qs = [replace(q, comments=list(incoming.comments.get(q.id, {}).get(DEFAULT_ANNOTATOR, [])),
+                              answerability=incoming.answerability.get(q.id, {}).get(DEFAULT_ANNOTATOR))
+                      for q in qs]
             if qs:
                 passages.append(type(p)(**{**p.__dict__, "questions": qs}))
         if passages:
@@ -216,40 +246,61 @@ def merge(store, datasets: list[Dataset], label: str,
           notes: dict[str, dict[str, str]] | None = None) -> MergePlan:
     """Merge incoming datasets into the store; returns what was done (see the module docstring)."""
     plan = plan_merge(store, datasets, label, notes)
+    notes = {} if notes is None else notes  # an empty Incoming still carries comments
     # one user action: all of it or nothing, and one commit instead of one synchronous
     # commit per layer (thousands for a whole file); each apply keeps its history row
     with store.batch():
         if plan.new_items:
             # Layers keep their own annotators ("imported" stays "imported").  No file is
             # given, so the other file's hash is not recorded and a later plain import works.
-            store.import_datasets(_subset(datasets, set(plan.new_items)), annotator=DEFAULT_ANNOTATOR)
+            store.import_datasets(_subset(datasets, set(plan.new_items), notes), annotator=DEFAULT_ANNOTATOR)
             for item in plan.new_items:  # notes are not part of a dataset: they come as edits
-                for annotator, text in sorted((notes or {}).get(item, {}).items()):
+                for annotator, text in sorted(notes.get(item, {}).items()):
                     plan.changes.append(Change(item, "note", text, annotator))
+                if getattr(notes, "from_store", False):  # so are other annotators' comments and labels
+                    for annotator, texts in sorted(notes.comments.get(item, {}).items()):
+                        if annotator != DEFAULT_ANNOTATOR and texts:
+                            plan.changes.append(Change(item, "comments", list(texts), annotator))
+                    for annotator, value in sorted(notes.answerability.get(item, {}).items()):
+                        if annotator != DEFAULT_ANNOTATOR and value is not None:
+                            plan.changes.append(Change(item, "answerability", value, annotator))
         for change in plan.changes:
             store.apply(change)
     return plan
 
 
-def read_other(path: str) -> tuple[list[Dataset], dict[str, dict[str, str]]]:
+def read_other(path: str) -> tuple[list[Dataset], Incoming]:
     """Another store (*.db, *.sqlite) or an export file any reader understands; with the
-    store's free-text notes per item and annotator (files carry none of their own)."""
+    free-text notes, comments and answerability labels per item and annotator (a file's
+    comments and labels are its "imported" annotator's; files carry no notes)."""
     from desktop.formats import read
     from desktop.store import Store
+    from desktop.store.adjudication import annotator_fields
 
     if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
-        return read(path), {}
+        datasets = read(path)
+        incoming = Incoming()
+        for ds in datasets:
+            for q in ds.questions():
+                if q.comments:
+                    incoming.comments[q.id] = {DEFAULT_ANNOTATOR: list(q.comments)}
+                if q.answerability is not None:
+                    incoming.answerability[q.id] = {DEFAULT_ANNOTATOR: q.answerability}
+        return datasets, incoming
     other = Store.open(path)
     try:
         datasets = other.load_datasets()
-        notes: dict[str, dict[str, str]] = {}
-        names = other.annotators()
+        incoming = Incoming(from_store=True)
         for ds in datasets:
             for q in ds.questions():
-                found = {a: n for a in names if (n := other.note(q.id, a))}
-                if found:
-                    notes[q.id] = found
-        return datasets, notes
+                found = annotator_fields(other, q.id)
+                if found.notes:
+                    incoming[q.id] = found.notes
+                if found.comments:
+                    incoming.comments[q.id] = found.comments
+                if found.answerability:
+                    incoming.answerability[q.id] = found.answerability
+        return datasets, incoming
     finally:
         other.close()
 
@@ -306,6 +357,7 @@ def run(args) -> int:
     datasets, notes = read_other(args.other)
     if args.annotator:
         _rename(datasets, args.annotator)
+        _rename_incoming(notes, args.annotator)
     label = args.label or Path(args.other).stem
     store = Store.open(args.db)
     try:
