@@ -1,0 +1,190 @@
+"""Model probabilities for MCQ items with ONNX Runtime (GPU or CPU).
+
+    model = load_model("models/default")            # ModelError when missing/corrupt
+    scores = score(model, questions, passages, ["standard", "shortcut"])
+    scores[0].formats["shortcut"].n_eff, scores[0].mi_bits
+
+Per question and input format: the probabilities over the alternatives after the
+format's temperature, the predicted alternative, the entropy in bits, the effective
+number of options N = 2^H, and — when both standard and shortcut are scored — the
+contextual mutual information I = H(shortcut) − H(standard) (World Knowledge seed).
+
+Only onnxruntime, tokenizers and numpy are needed (never torch or Qt); onnxruntime is
+imported when a model is loaded, not when this package is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from desktop.domain.errors import ModelError
+from inference import formatting, metrics
+from inference.card import ModelCard, load_card
+
+DEFAULT_TOKENS_PER_BATCH = 16384  # B × O × T per run: bounds memory, keeps batches full
+
+
+@dataclass
+class Model:
+    """A loaded model directory: card, tokenizer and one ONNX Runtime session."""
+
+    directory: Path
+    card: ModelCard
+    tokenizer: Any
+    runner: Any  # inference.session.Runner
+
+    @property
+    def id(self) -> str:
+        return self.card.id
+
+    @property
+    def formats(self) -> list[str]:
+        return list(self.card.formats)
+
+    @property
+    def message(self) -> str:
+        """Which device and graph are used, and why (for the status line / log)."""
+        return self.runner.message
+
+
+def load_model(directory: str | Path, device: str = "auto", precision: str | None = None,
+               threads: int | None = None) -> Model:
+    """Load a model directory; every problem is a ModelError naming the file."""
+    from inference.session import Runner
+
+    directory = Path(directory)
+    card = load_card(directory)
+    try:
+        tokenizer = formatting.load_tokenizer(directory / card.tokenizer)
+    except Exception as exc:
+        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({exc})") from exc
+    runner = Runner(directory, card, device=device, precision=precision, threads=threads)
+    return Model(directory, card, tokenizer, runner)
+
+
+@dataclass
+class FormatScores:
+    format: str
+    probabilities: list[float]
+    predicted: int
+    entropy_bits: float
+    n_eff: float
+    logits: list[float]
+    temperature: float
+
+
+@dataclass
+class QuestionScores:
+    item_id: str
+    model_id: str
+    formats: dict[str, FormatScores] = field(default_factory=dict)
+
+    @property
+    def mi_bits(self) -> float | None:
+        """H(shortcut) − H(standard) when both were scored, else None."""
+        s, c = self.formats.get(formatting.SHORTCUT), self.formats.get(formatting.STANDARD)
+        if s is None or c is None:
+            return None
+        return s.entropy_bits - c.entropy_bits
+
+    def predictions(self) -> list:
+        """Domain `Prediction`s, one per format, ready for `store.add_predictions`."""
+        from desktop.domain.model import Prediction
+
+        mi = self.mi_bits
+        out = []
+        for fmt, f in self.formats.items():
+            extra = {"predicted": f.predicted, "entropy_bits": f.entropy_bits, "n_eff": f.n_eff,
+                     "logits": f.logits, "temperature": f.temperature}
+            if mi is not None:
+                extra["mi_bits"] = mi
+            out.append(Prediction(model_id=self.model_id, input_format=fmt,
+                                  probabilities=list(f.probabilities), extra=extra))
+        return out
+
+
+def _passage_text(passages, question, i: int) -> str:
+    if passages is None:
+        return ""
+    if isinstance(passages, Mapping):
+        p = passages.get(question.passage_id, "")
+    else:
+        p = passages[i]
+    return p if isinstance(p, str) else p.text
+
+
+def scores_from_logits(logits: np.ndarray, temperature: float) -> list[tuple[list[float], int, float, float]]:
+    """(probabilities, predicted, H bits, N) per row; −inf logits are padding and dropped."""
+    out = []
+    probs = metrics.softmax(logits, temperature)
+    for row_l, row_p in zip(logits, probs):
+        keep = np.isfinite(row_l)
+        p = row_p[keep]
+        h = float(metrics.entropy_bits(p))
+        out.append(([float(x) for x in p], int(np.argmax(p)), h, float(2.0 ** h)))
+    return out
+
+
+def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
+          progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
+          tokens_per_batch: int = DEFAULT_TOKENS_PER_BATCH, item_ids: Sequence[str] | None = None,
+          nota_indices: Sequence[int | None] | None = None) -> list[QuestionScores]:
+    """Score questions (domain `Question`s) in the given formats (default: the card's).
+
+    `passages`: {passage_id: Passage or text}, or a list aligned with `questions`.
+    `progress(done, total)` is called after each batch (total = questions × formats);
+    when `cancel()` turns true, scoring stops and the questions completed in every
+    format so far are returned.  Batches are sorted by length so that little padding
+    is computed.
+    """
+    formats = list(formats or model.card.formats)
+    for fmt in formats:
+        formatting.check_format(fmt)
+        if fmt not in model.card.formats:
+            raise ModelError(f"model {model.id} was not trained for the {fmt} format "
+                             f"(it serves {', '.join(model.card.formats)})")
+    n = len(questions)
+    ids = list(item_ids) if item_ids is not None else [q.id for q in questions]
+    results = [QuestionScores(ids[i], model.id) for i in range(n)]
+    total, done = n * len(formats), 0
+    pad_id = formatting.pad_id_of(model.tokenizer)
+    nota = list(nota_indices) if nota_indices is not None else [None] * n
+    complete = np.ones(n, dtype=bool)
+    for fmt in formats:
+        temperature = model.card.temperature_for(fmt)
+        items = [formatting.encoder_texts(_passage_text(passages, q, i), q.stem, q.alternatives, fmt,
+                                          nota_index=nota[i]) for i, q in enumerate(questions)]
+        seqs = formatting.tokenize_items(model.tokenizer, items, model.card.max_length) if items else []
+        width = [max(len(ids_) for ids_, _ in row) for row in seqs]
+        order = sorted(range(n), key=lambda i: width[i])
+        scored = np.zeros(n, dtype=bool)
+        start = 0
+        while start < n:
+            if cancel is not None and cancel():
+                complete &= scored
+                return [r for r, ok in zip(results, complete) if ok]
+            # grow the batch while the padded size stays within the token budget
+            end, n_opt = start + 1, len(seqs[order[start]])
+            while end < n and (end + 1 - start) * max(n_opt, len(seqs[order[end]])) * width[order[end]] \
+                    <= tokens_per_batch:
+                n_opt = max(n_opt, len(seqs[order[end]]))
+                end += 1
+            batch = order[start:end]
+            enc = formatting.pad([seqs[i] for i in batch], pad_id)
+            logits = model.runner.logits(enc)
+            for i, row, (p, pred, h, neff) in zip(batch, logits, scores_from_logits(logits, temperature)):
+                results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff,
+                                                       [float(x) for x in row[np.isfinite(row)]], temperature)
+                scored[i] = True
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+            start = end
+    return results
+
+
+__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "scores_from_logits",
+           "ModelError", "metrics", "formatting"]

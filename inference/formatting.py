@@ -170,15 +170,13 @@ def load_tokenizer(path):
     return prepare_tokenizer(Tokenizer.from_file(str(path)))
 
 
-def encode_pairs(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
-                 max_length: int = 512) -> Encoded:
-    """Tokenize per-question lists of (first, second) segments into [B, O, T] arrays.
+def tokenize_items(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
+                   max_length: int = 512) -> list[list[tuple[list[int], list[int]]]]:
+    """Per question, per option: (token ids, token type ids) with special tokens.
 
-    Applies the passage-first truncation rule.  Identical first segments (the passage,
+    Applies the passage-first truncation rule.  Identical segments (the passage,
     repeated for every option) are tokenized once.
     """
-    if not items:
-        raise ValueError("nothing to encode")
     template = _template(tokenizer)
     special_pair = tokenizer.num_special_tokens_to_add(True)
     special_single = tokenizer.num_special_tokens_to_add(False)
@@ -189,54 +187,58 @@ def encode_pairs(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
             if second is not None:
                 texts.setdefault(second, len(texts))
     order = list(texts)
-    encoded = tokenizer.encode_batch(order, add_special_tokens=False)
-    ids_of = {t: (e.ids,) for t, e in zip(order, encoded)}
-
-    seqs: list[list[tuple[list[int], list[int]]]] = []
+    ids_of = {t: e.ids for t, e in zip(order, tokenizer.encode_batch(order, add_special_tokens=False))}
+    seqs = []
     for opts in items:
         row = []
         for first, second in opts:
             if second is None:
-                a_ids = ids_of[first][0][: max(0, max_length - special_single)]
-                enc = template.single(a_ids)
-            else:
-                b_ids = ids_of[second][0]
-                budget_b = max_length - special_pair
-                if len(b_ids) > budget_b:  # question+option alone too long: cut the question's start
-                    b_ids = b_ids[len(b_ids) - budget_b:]
-                a_ids = ids_of[first][0][: max(0, max_length - special_pair - len(b_ids))]
-                enc = template.pair(a_ids, b_ids)
-            row.append(enc)
+                row.append(template.single(ids_of[first][: max(0, max_length - special_single)]))
+                continue
+            b_ids = ids_of[second]
+            budget_b = max_length - special_pair
+            if len(b_ids) > budget_b:  # question+option alone too long: cut the question's start
+                b_ids = b_ids[len(b_ids) - budget_b:]
+            a_ids = ids_of[first][: max(0, max_length - special_pair - len(b_ids))]
+            row.append(template.pair(a_ids, b_ids))
         seqs.append(row)
+    return seqs
+
+
+def pad(seqs: Sequence[Sequence[tuple[list[int], list[int]]]], pad_id: int = 0) -> Encoded:
+    """[B, O, T] arrays padded to the longest sequence and the widest question."""
+    if not seqs:
+        raise ValueError("nothing to encode")
     n_opt = max(len(r) for r in seqs)
     width = max(len(ids) for r in seqs for ids, _ in r)
     shape = (len(seqs), n_opt, width)
-    input_ids = np.zeros(shape, dtype=np.int64)
-    pad_id = _pad_id(tokenizer)
-    if pad_id:
-        input_ids.fill(pad_id)
+    input_ids = np.full(shape, pad_id, dtype=np.int64)
     attention = np.zeros(shape, dtype=np.int64)
     types = np.zeros(shape, dtype=np.int64)
     option_mask = np.zeros(shape[:2], dtype=bool)
     lengths = np.zeros(shape[:2], dtype=np.int64)
     for b, row in enumerate(seqs):
-        for o, (ids, tids) in enumerate(row):
+        for o in range(n_opt):
+            # a padding option repeats the first one; option_mask hides its score
+            ids, tids = row[o] if o < len(row) else row[0]
             n = len(ids)
             input_ids[b, o, :n] = ids
             types[b, o, :n] = tids
             attention[b, o, :n] = 1
-            option_mask[b, o] = True
             lengths[b, o] = n
-        for o in range(len(row), n_opt):  # padding option: a minimal sequence, masked later
-            ids, tids = row[0]
-            input_ids[b, o, :len(ids)] = ids
-            attention[b, o, :len(ids)] = 1
-            types[b, o, :len(ids)] = tids
-            lengths[b, o] = len(ids)
+            option_mask[b, o] = o < len(row)
     return Encoded(input_ids, attention, types, option_mask, lengths)
 
 
-def _pad_id(tokenizer) -> int:
+def encode_pairs(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
+                 max_length: int = 512) -> Encoded:
+    """Tokenize per-question lists of (first, second) segments into [B, O, T] arrays."""
+    if not items:
+        raise ValueError("nothing to encode")
+    return pad(tokenize_items(tokenizer, items, max_length), pad_id_of(tokenizer))
+
+
+def pad_id_of(tokenizer) -> int:
     pad = tokenizer.token_to_id("[PAD]")
     if pad is None:
         pad = tokenizer.token_to_id("<pad>")

@@ -1,0 +1,225 @@
+"""Export a multiple-choice model to ONNX, validate it, quantize it, write a model directory.
+
+Steps (each validated, each failure a typed `ExportError`):
+
+1. torch → ONNX (opset 17, TorchScript exporter) with dynamic batch, option and token
+   axes: inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` [B, O, T] int64,
+   output ``logits`` [B, O].
+2. ONNX Runtime's transformer optimizer fuses attention / LayerNorm / GELU (the model's
+   encoder follows the classic BERT pattern so the fusions apply); the fused node counts
+   are recorded.  The fp32 graph must match PyTorch within 1e-3 (max abs logit).
+3. int8: dynamic quantization (onnxruntime.quantization); its predicted option must
+   agree with fp32 on >= 99% of the validation questions.
+4. fp16 (GPU): weights in half precision, inputs/outputs kept in their types.
+
+`write_model_dir` writes the graphs, the tokenizer and `card.json`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from desktop.domain.errors import ModelError
+from inference.card import ModelCard
+from inference.formatting import CLOZE_RULE, TRUNCATION_RULE, Encoded
+
+OPSET = 17
+INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+MAX_ABS_DIFF = 1e-3
+MIN_INT8_AGREEMENT = 0.99
+FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx", "fp16": "model.fp16.onnx"}
+
+
+class ExportError(ModelError):
+    """An exported graph does not reproduce the PyTorch model (or cannot be written)."""
+
+
+def export_onnx(model, path: str | Path, sample: Encoded) -> Path:
+    """Plain torch → ONNX export with dynamic [batch, options, tokens] axes."""
+    import torch
+
+    path = Path(path)
+    model = model.eval()
+    args = tuple(torch.from_numpy(a) for a in (sample.input_ids, sample.attention_mask, sample.token_type_ids))
+    axes = {n: {0: "batch", 1: "options", 2: "tokens"} for n in INPUTS}
+    axes["logits"] = {0: "batch", 1: "options"}
+    try:
+        with torch.no_grad():
+            torch.onnx.export(model, args, str(path), input_names=INPUTS, output_names=["logits"],
+                              dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True,
+                              dynamo=False)
+    except Exception as exc:  # torch raises many kinds; the caller needs one
+        raise ExportError(f"torch could not export the model to ONNX: {exc}") from exc
+    return path
+
+
+def optimize(path_in: str | Path, path_out: str | Path, num_heads: int, hidden_size: int) -> dict[str, int]:
+    """ONNX Runtime's offline BERT fusions; returns the fused operator counts."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    opt = optimize_model(str(path_in), model_type="bert", num_heads=num_heads, hidden_size=hidden_size,
+                         opt_level=0)
+    counts = opt.get_fused_operator_statistics()
+    opt.save_model_to_file(str(path_out))
+    return {k: int(v) for k, v in counts.items() if v}
+
+
+def torch_logits(model, enc: Encoded, batch: int = 16) -> np.ndarray:
+    import torch
+
+    model = model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(enc.input_ids), batch):
+            args = [torch.from_numpy(a[i:i + batch]) for a in (enc.input_ids, enc.attention_mask, enc.token_type_ids)]
+            out.append(model(*args).float().numpy())
+    return np.concatenate(out)
+
+
+def onnx_logits(path: str | Path, enc: Encoded, batch: int = 16) -> np.ndarray:
+    import onnxruntime as ort
+
+    try:
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ExportError(f"{path}: ONNX Runtime cannot load the exported graph: {exc}") from exc
+    names = [i.name for i in sess.get_inputs()]
+    out = []
+    for i in range(0, len(enc.input_ids), batch):
+        feeds = {n: a[i:i + batch] for n, a in enc.feeds(names).items()}
+        try:
+            out.append(sess.run(["logits"], feeds)[0].astype(np.float32))
+        except Exception as exc:
+            raise ExportError(f"{path}: the exported graph fails on the validation inputs: {exc}") from exc
+    return np.concatenate(out)
+
+
+def validate_fp32(model, path: str | Path, enc: Encoded, atol: float = MAX_ABS_DIFF) -> float:
+    """Max abs difference of logits, ONNX vs PyTorch; ExportError beyond `atol`."""
+    ref, got = torch_logits(model, enc), onnx_logits(path, enc)
+    if ref.shape != got.shape:
+        raise ExportError(f"{path}: logits shape {got.shape} differs from PyTorch's {ref.shape}")
+    diff = float(np.max(np.abs(ref - got)[enc.option_mask]))
+    if not diff <= atol:
+        raise ExportError(f"{path}: logits differ from PyTorch by {diff:.3g} (allowed {atol:g}); "
+                          "the export is not faithful")
+    return diff
+
+
+def agreement(logits_a: np.ndarray, logits_b: np.ndarray, option_mask: np.ndarray) -> float:
+    """Share of questions whose predicted option is the same."""
+    a = np.where(option_mask, logits_a, -np.inf).argmax(1)
+    b = np.where(option_mask, logits_b, -np.inf).argmax(1)
+    return float(np.mean(a == b))
+
+
+FULL_INT8 = None  # every op type onnxruntime can quantize dynamically (MatMul, Attention, Gather)
+EMBEDDING_INT8 = ("Gather",)  # only the embedding tables: small files, fp32 arithmetic
+
+
+def quantize_int8(fp32_path: str | Path, int8_path: str | Path, op_types=FULL_INT8) -> Path:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    try:
+        # fused contrib ops (Attention, SkipLayerNormalization) defeat shape inference:
+        # their outputs are float, say so
+        quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8,
+                         op_types_to_quantize=list(op_types) if op_types else None,
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    except Exception as exc:
+        raise ExportError(f"{fp32_path}: dynamic int8 quantization failed: {exc}") from exc
+    return Path(int8_path)
+
+
+def validate_int8(fp32_path, int8_path, enc: Encoded, minimum: float = MIN_INT8_AGREEMENT) -> float:
+    agree = agreement(onnx_logits(fp32_path, enc), onnx_logits(int8_path, enc), enc.option_mask)
+    if agree < minimum:
+        raise ExportError(f"{int8_path}: int8 predictions agree with fp32 on {agree:.1%} of the "
+                          f"validation questions (needed {minimum:.0%})")
+    return agree
+
+
+def to_fp16(fp32_path: str | Path, fp16_path: str | Path) -> Path:
+    """Half-precision weights for GPU; graph inputs and outputs keep their types."""
+    import onnx
+    from onnxruntime.transformers.onnx_model import OnnxModel
+
+    m = OnnxModel(onnx.load(str(fp32_path)))
+    m.convert_float_to_float16(keep_io_types=True)
+    m.save_model_to_file(str(fp16_path))
+    return Path(fp16_path)
+
+
+def write_model_dir(model, tokenizer_path: str | Path, out_dir: str | Path, card: ModelCard,
+                    validation: Encoded, precisions: Sequence[str] = ("fp32", "int8"),
+                    optimize_graph: bool = True) -> ModelCard:
+    """Export, validate and write a complete model directory; returns the written card.
+
+    `validation` are real questions tokenized with `inference.formatting`; they check
+    the fp32 export (1e-3) and the int8 agreement (99%).  Any failure leaves `out_dir`
+    untouched.
+    """
+    out_dir = Path(out_dir)
+    bad = [p for p in precisions if p not in FILES]
+    if bad or not precisions:
+        raise ExportError(f"unknown precision(s) {bad}; choose among {', '.join(FILES)}")
+    cfg = model.config
+    report: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        raw = export_onnx(model, tmp / "raw.onnx", _small(validation))
+        fp32 = tmp / FILES["fp32"]
+        if optimize_graph:
+            report["fused_operators"] = optimize(raw, fp32, cfg.num_attention_heads, cfg.hidden_size)
+        else:
+            shutil.copy(raw, fp32)
+        report["max_abs_diff_fp32"] = validate_fp32(model, fp32, validation)
+        if "int8" in precisions:
+            report.update(_int8(fp32, tmp / FILES["int8"], validation))
+        if "fp16" in precisions:
+            to_fp16(fp32, tmp / FILES["fp16"])
+        report["validation_questions"] = int(len(validation.input_ids))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for p in precisions:
+            shutil.copy(tmp / FILES[p], out_dir / FILES[p])
+            files[p] = FILES[p]
+    shutil.copy(tokenizer_path, out_dir / "tokenizer.json")
+    card.files = files
+    card.tokenizer = "tokenizer.json"
+    card.inputs = list(INPUTS)
+    card.truncation, card.cloze = TRUNCATION_RULE, CLOZE_RULE
+    card.created = card.created or _dt.date.today().isoformat()
+    card.extra["export"] = {"opset": OPSET, **report}
+    card.save(out_dir)
+    return card
+
+
+def _int8(fp32: Path, int8: Path, validation: Encoded) -> dict:
+    """Full dynamic quantization; when its argmax agreement misses 99% (a model with
+    small margins between options: activation rounding flips them), quantize only the
+    embedding tables, whose rounding error is shared by all options.  ExportError when
+    neither agrees."""
+    quantize_int8(fp32, int8, FULL_INT8)
+    try:
+        return {"int8_agreement": validate_int8(fp32, int8, validation), "int8_ops": "all"}
+    except ExportError as first:
+        quantize_int8(fp32, int8, EMBEDDING_INT8)
+        try:
+            agree = validate_int8(fp32, int8, validation)
+        except ExportError:
+            raise first from None
+        return {"int8_agreement": agree, "int8_ops": list(EMBEDDING_INT8),
+                "int8_note": f"full quantization rejected: {first}"}
+
+
+def _small(enc: Encoded) -> Encoded:
+    """A two-question slice to trace the graph with (the axes are dynamic anyway)."""
+    return Encoded(*(a[:2] for a in (enc.input_ids, enc.attention_mask, enc.token_type_ids,
+                                      enc.option_mask, enc.lengths)))
