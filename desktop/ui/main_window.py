@@ -47,6 +47,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"MCQ Lens — {backend.path}")
         self._build()
         self._build_menus()
+        from desktop.ui.layers import install_annotators_menu
+        self.layers = install_annotators_menu(self)  # Annotators menu; filters the passage's spans by annotator
         self.facts_runner = Runner(self)
         self.facts_runner.finished.connect(self._facts_ready)
         self.import_runner = Runner(self)

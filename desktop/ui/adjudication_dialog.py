@@ -1,0 +1,256 @@
+"""Adjudication of one item: the annotators' disagreements side by side, one row per field
+and one column per annotator; adopt one version or edit a final one, stored as `gold`.
+
+Every decision goes through `desktop.store.adjudication` (`adopt`, `adjudicate`), so
+each gold edit is a change with its history row, listed at the bottom of the dialog.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QDialog, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
+    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from desktop.domain.adjudication import is_span_field
+from desktop.domain.agreement import GOLD
+from desktop.store import adjudication
+
+_SAME_AS_GOLD = "#DFF2E1"
+_DIFFERENT = "#FFF4D6"
+
+
+def describe(fld: str, value: Any, text: str) -> str:
+    """A version as an adjudicator reads it: the marked words for spans, one tag per line."""
+    if value is None or value == [] or value == ():
+        return "—"
+    if is_span_field(fld):
+        out = []
+        for start, end in value:
+            words = text[start:end] if text else ""
+            if len(words) > 140:
+                words = words[:70] + " … " + words[-60:]
+            out.append(f"“{words}” [{start}–{end}]")
+        return "\n".join(out)
+    if fld == "problems":
+        return "\n".join(f"{t[0]} @ {t[1]}" + (f" ({t[5]})" if len(t) > 5 and t[5] else "") for t in value)
+    if fld == "comments":
+        return "\n".join(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def edit_text(fld: str, value: Any) -> str:
+    """The JSON the editor shows for a version (what `adjudicate` takes back)."""
+    if fld == "problems" and value:
+        value = [{"type": t[0], "element": t[1], "note": t[5],
+                  **{k: v for k, v in zip(("alternative", "start", "end"), t[2:5]) if v is not None}}
+                 for t in value]
+    return json.dumps(value, ensure_ascii=False)
+
+
+class AdjudicationDialog(QDialog):
+    """Disagreements of `item` in a table; Adopt or Save as gold write the `gold` layer."""
+
+    adjudicated = Signal(str)  # the item, after every gold edit
+
+    def __init__(self, store, item: str, passage_text: str = "", parent=None):
+        super().__init__(parent)
+        self.store, self.item = store, item
+        self.text = passage_text or store.passage(store.question(item).passage_id).text
+        self.rows: list[dict] = []
+        self.columns: list[str] = []
+        self.setWindowTitle(f"Adjudicate — {item}")
+        self.resize(1200, 720)
+
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.table = QTableWidget()
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectItems)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setWordWrap(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.currentCellChanged.connect(lambda *_: self._cell_chosen())
+
+        self.editor = QPlainTextEdit()
+        self.editor.setPlaceholderText("Choose a version above; edit it here (JSON) to make a final one.")
+        self.editor.setMaximumHeight(90)
+        self.adopt_button = QPushButton("Adopt this version as gold")
+        self.adopt_button.clicked.connect(self.adopt_selected)
+        self.save_button = QPushButton("Save the edited version as gold")
+        self.save_button.clicked.connect(self.save_edited)
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.history = QLabel("")
+        self.history.setWordWrap(True)
+        self.history.setTextFormat(Qt.RichText)
+        self.history.setStyleSheet("color: #444;")
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.adopt_button)
+        buttons.addWidget(self.save_button)
+        buttons.addStretch(1)
+        buttons.addWidget(close)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(QLabel("Final version (JSON: [start, end] pairs for spans):"))
+        bl.addWidget(self.editor)
+        bl.addLayout(buttons)
+        bl.addWidget(self.message)
+        bl.addWidget(self.history)
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(bottom)
+        split.setStretchFactor(0, 3)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.heading)
+        lay.addWidget(split, 1)
+        self.reload()
+
+    # ---- content ---------------------------------------------------------------------
+    def reload(self) -> None:
+        keep = self.selected()
+        q = self.store.question(self.item)
+        self.rows = adjudication.item_disagreements(self.store, self.item)
+        raters = sorted({a for d in self.rows for a in d["values"] if a != GOLD})
+        self.columns = raters + [GOLD]
+        open_ = sum(not d["adjudicated"] for d in self.rows)
+        self.heading.setText(
+            f"<b>{self.item}</b> — {_html(q.stem)}<br>"
+            + (f"{len(self.rows)} field(s) on which the annotators differ, {open_} not adjudicated yet."
+               if self.rows else "The annotators agree on every field of this item: nothing to adjudicate."))
+        self.table.blockSignals(True)
+        self.table.clear()
+        self.table.setRowCount(len(self.rows))
+        self.table.setColumnCount(len(self.columns))
+        self.table.setHorizontalHeaderLabels([c if c != GOLD else "gold (final)" for c in self.columns])
+        self.table.setVerticalHeaderLabels([d["field"] for d in self.rows])
+        for r, d in enumerate(self.rows):
+            gold = d["values"].get(GOLD)
+            for c, who in enumerate(self.columns):
+                value = d["values"].get(who)
+                cell = QTableWidgetItem(describe(d["field"], value, self.text))
+                cell.setToolTip(f"{who}: {edit_text(d['field'], value)}")
+                if who != GOLD and gold is not None:
+                    cell.setBackground(QColor(_SAME_AS_GOLD if value == gold else _DIFFERENT))
+                if who == GOLD:
+                    font = cell.font()
+                    font.setBold(True)
+                    cell.setFont(font)
+                self.table.setItem(r, c, cell)
+        self.table.blockSignals(False)
+        self.table.resizeRowsToContents()
+        if keep is not None:
+            self.select(*keep)
+        elif self.rows:
+            self.select(self.rows[0]["field"], self.columns[0])
+        self._show_history()
+
+    def _show_history(self) -> None:
+        rows = adjudication.gold_history(self.store, self.item)
+        if not rows:
+            self.history.setText("No gold edits on this item yet.")
+            return
+        lines = [f"#{h.id} {h.ts[:19]} {h.field}{' (undone)' if h.undone else ''}" for h in rows[-6:]]
+        self.history.setText("Gold history: " + " · ".join(map(_html, lines)))
+
+    # ---- choosing --------------------------------------------------------------------
+    def fields(self) -> list[str]:
+        return [d["field"] for d in self.rows]
+
+    def value(self, fld: str, annotator: str) -> Any:
+        return next(d for d in self.rows if d["field"] == fld)["values"].get(annotator)
+
+    def select(self, fld: str, annotator: str) -> bool:
+        if fld not in self.fields() or annotator not in self.columns:
+            return False
+        self.table.setCurrentCell(self.fields().index(fld), self.columns.index(annotator))
+        self._cell_chosen()
+        return True
+
+    def selected(self) -> tuple[str, str] | None:
+        r, c = self.table.currentRow(), self.table.currentColumn()
+        if r < 0 or c < 0 or r >= len(self.rows) or c >= len(self.columns):
+            return None
+        return self.rows[r]["field"], self.columns[c]
+
+    def _cell_chosen(self) -> None:
+        sel = self.selected()
+        if sel is None:
+            return
+        fld, who = sel
+        self.editor.setPlainText(edit_text(fld, self.value(fld, who)))
+        self.adopt_button.setEnabled(who != GOLD)
+        self.adopt_button.setText(f"Adopt {who}'s version as gold" if who != GOLD else "Adopt this version as gold")
+
+    # ---- deciding --------------------------------------------------------------------
+    def adopt(self, fld: str, annotator: str) -> list[int]:
+        ids = adjudication.adopt(self.store, self.item, fld, annotator)
+        self._done(f"{fld}: {annotator}'s version is gold ({len(ids)} change(s) stored).", fld)
+        return ids
+
+    def adopt_selected(self) -> list[int]:
+        sel = self.selected()
+        if sel is None or sel[1] == GOLD:
+            return []
+        return self.adopt(*sel)
+
+    def save_edited(self) -> list[int]:
+        sel = self.selected()
+        if sel is None:
+            return []
+        fld = sel[0]
+        try:
+            value = json.loads(self.editor.toPlainText() or "null")
+            ids = adjudication.adjudicate(self.store, self.item, fld, _shape(fld, value))
+        except (ValueError, TypeError) as exc:
+            self.message.setText(f"<span style='color:#C62828'>Not saved: {_html(str(exc))}</span>")
+            return []
+        except Exception as exc:  # the store's refusal (StoreError) is shown, not raised
+            from desktop.domain.errors import McqLensError
+            if not isinstance(exc, McqLensError):
+                raise
+            self.message.setText(f"<span style='color:#C62828'>Not saved: {_html(str(exc))}</span>")
+            return []
+        self._done(f"{fld}: the edited version is gold ({len(ids)} change(s) stored).", fld)
+        return ids
+
+    def _done(self, text: str, fld: str) -> None:
+        self.message.setText(f"<span style='color:#2E7D32'>✓ {_html(text)}</span>")
+        self.reload()
+        if fld in self.fields():
+            self.select(fld, GOLD)
+        self.adjudicated.emit(self.item)
+
+
+def _shape(fld: str, value: Any) -> Any:
+    """Check the edited JSON has the field's shape before it reaches the store."""
+    if is_span_field(fld):
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p) and p[0] < p[1]
+                for p in value):
+            raise ValueError("spans are a list of [start, end] pairs with start < end")
+        return [tuple(p) for p in value]
+    if fld == "problems":
+        if not isinstance(value, list) or not all(isinstance(t, dict) and "type" in t and "element" in t
+                                                  for t in value):
+            raise ValueError("problems are a list of {\"type\", \"element\", ...}")
+    if fld == "comments" and not (isinstance(value, list) and all(isinstance(t, str) for t in value)):
+        raise ValueError("comments are a list of texts")
+    return value
+
+
+def _html(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
