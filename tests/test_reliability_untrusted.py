@@ -198,3 +198,21 @@ def test_a_fifo_is_refused_without_blocking(tmp_path, capsys):
     os.mkfifo(fifo)
     assert main(["import", str(fifo), "--db", str(tmp_path / "a.db")]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_reader_bug_still_ends_on_the_error_line(tmp_path, monkeypatch, capsys):
+    """Defence in depth: should a reader crash on a file nobody foresaw, the user reads one
+    `error:` line and nothing is imported (fuzzing hunts such crashes in the readers)."""
+    from desktop.formats import race
+
+    def crashing_reader(path, annotator=None):
+        return {}["article"]  # the kind of slip a reader could make on a hostile record
+
+    monkeypatch.setattr(race, "read", crashing_reader)
+    src = tmp_path / "race.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in _race_records(1)), encoding="utf-8")
+    db = tmp_path / "a.db"
+    assert main(["import", str(src), "--format", "race", "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {src}: unexpected content (KeyError: 'article')")
+    assert not db.exists()

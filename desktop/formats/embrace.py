@@ -186,18 +186,25 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
         q.spans.append(_span(rp, passage.text, file, label, f"{f}.annotations.required_paragraphs",
                              REQUIRED, None, annotator, None))
 
+    # checked before the difficulty: the text format is read from the problems
+    for key_ in ("problems", "flags"):
+        _io.check_type(ann.get(key_) if key_ == "problems" else qrec.get(key_), "object", file, label,
+                       f"{f}.annotations.problems" if key_ == "problems" else f"{f}.flags", nullable=True)
     raw = ann.get("difficulty")
     _io.check_type(raw, "object", file, label, f"{f}.annotations.difficulty", nullable=True)
     if raw is not None:
         try:
             values, unknown = parse_difficulty(raw)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(file, label, f"{f}.annotations.difficulty", f"cannot read: {exc}") from None
         for k in unknown:
             warnings.append({"level": "warning", "file": file, "record": qid,
                              "field": f"{f}.annotations.difficulty.{k}",
                              "message": f"unknown value {raw[k]!r}: kept as written, not on the scale"})
-        fmt = text_format(qrec)
+        try:
+            fmt = text_format(qrec)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(file, label, f"{f}.annotations.problems", f"cannot read: {exc}") from None
         q.assessments.append(Assessment(values=values, annotator=annotator, extra={"embrace_difficulty": raw},
                                         text_format=fmt.get("text_format"),
                                         multiple_texts=fmt.get("multiple_texts"), unit_type=fmt.get("unit_type")))
@@ -206,12 +213,9 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
     for i, c in enumerate(comments):
         _io.check_type(c, "string", file, label, f"{f}.annotations.comments[{i}]")
     q.comments = list(comments)
-    for key_ in ("problems", "flags"):
-        _io.check_type(ann.get(key_) if key_ == "problems" else qrec.get(key_), "object", file, label,
-                       f"{f}.annotations.problems" if key_ == "problems" else f"{f}.flags", nullable=True)
     try:
         q.problems = parse_problems(text_flags, qrec)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(file, label, f"{f}.annotations.problems", f"cannot read: {exc}") from None
     for t in q.problems:
         if t.origin == IMPORTED:
