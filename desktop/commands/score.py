@@ -1,6 +1,158 @@
-"""`mcqlens score`: (being written)."""
+"""`mcqlens score --db DB [--model DIR] [--formats standard,shortcut] [--device auto|cpu|cuda]`.
+
+Scores every stored question with a model and stores, per question and input format,
+the probabilities over the alternatives with the model's id (plus predicted
+alternative, entropy, effective number of options and, when both standard and shortcut
+exist, the contextual mutual information).  Predictions are written in chunks, so an
+interrupted run keeps what it scored; the next run scores only the (question, format)
+pairs not yet stored for this model.
+"""
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
+CHUNK = 256  # questions per store transaction: an interruption loses at most this much
 
 
 def register(sub) -> None:
-    sub.add_parser("score", help="(not yet available)")
+    p = sub.add_parser("score", help="store model probabilities (standard, shortcut, ...) for every question",
+                       description=__doc__.split("\n\n")[1])
+    p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
+    p.add_argument("--model", default=None, help=f"model directory (default: the shipped {DEFAULT_MODEL})")
+    p.add_argument("--formats", default=None,
+                   help="comma-separated input formats (default: standard,shortcut where the model serves them)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--source", default=None, help="score only questions of this source")
+    p.add_argument("--rescore", action="store_true", help="score again what is already stored")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def default_model_dir() -> Path | None:
+    return DEFAULT_MODEL if (DEFAULT_MODEL / "card.json").is_file() else None
+
+
+def _formats(arg: str | None, served: list[str]) -> list[str]:
+    from desktop.domain.errors import ModelError
+    from inference.formatting import FORMATS
+
+    if arg is None:
+        wanted = [f for f in ("standard", "shortcut") if f in served] or served
+        return wanted
+    wanted = [f.strip() for f in arg.split(",") if f.strip()]
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown:
+        raise ModelError(f"unknown input format(s) {', '.join(unknown)}; known: {', '.join(FORMATS)}")
+    missing = [f for f in wanted if f not in served]
+    if missing:
+        raise ModelError(f"the model does not serve {', '.join(missing)} (it serves {', '.join(served)})")
+    return wanted
+
+
+def run(args) -> int:
+    import inference
+    from desktop.domain.errors import ModelError
+    from desktop.store import Store
+
+    model_dir = Path(args.model) if args.model else default_model_dir()
+    if model_dir is None:
+        raise ModelError(f"no model is installed at {DEFAULT_MODEL}; train one (`mcqlens train`) or pass "
+                         "--model DIR (a directory with card.json, tokenizer.json and an .onnx graph)")
+    model = inference.load_model(model_dir, device=args.device)
+    print(f"model {model.id} ({model.card.name}): {model.message}", file=sys.stderr)
+    formats = _formats(args.formats, model.formats)
+
+    with Store.open(args.db, create=False) as store:
+        items = store.items(source=args.source)
+        todo: dict[str, list[str]] = {}  # item_id -> formats to score
+        stored: dict[str, dict] = {}
+        for row in items:
+            have = {p.input_format: p for p in store.predictions(row.item_id, model.id)}
+            stored[row.item_id] = have
+            missing = formats if args.rescore else [f for f in formats if f not in have]
+            if missing:
+                todo[row.item_id] = missing
+        total = sum(len(v) for v in todo.values())
+        print(f"{len(items)} questions, {len(items) - len(todo)} already scored by {model.id}; "
+              f"{len(todo)} to score in {', '.join(formats)}", file=sys.stderr)
+        if not todo:
+            return 0
+        bar = _bar(total, args.no_progress)
+        passages: dict[str, object] = {}
+        questions = []
+        for row in items:
+            if row.item_id not in todo:
+                continue
+            if row.passage_id not in passages:
+                passages[row.passage_id] = store.passage(row.passage_id)
+            by_id = {q.id: q for q in passages[row.passage_id].questions}
+            if row.item_id in by_id:
+                questions.append(by_id[row.item_id])
+        written = 0
+        try:
+            for start in range(0, len(questions), CHUNK):
+                chunk = questions[start:start + CHUNK]
+                rows = []
+                # questions needing the same formats are scored together
+                groups: dict[tuple, list] = {}
+                for q in chunk:
+                    groups.setdefault(tuple(todo[q.id]), []).append(q)
+                for fmts, qs in groups.items():
+                    for r in inference.score(model, qs, passages, list(fmts),
+                                             progress=_advance(bar)):
+                        rows.extend(_rows(r, stored.get(r.item_id, {})))
+                written += store.add_predictions(rows)
+                if isinstance(bar, _NoBar) and not args.no_progress:
+                    print(f"scored {min(start + CHUNK, len(questions))}/{len(questions)} questions",
+                          file=sys.stderr, flush=True)
+        finally:
+            bar.close()
+        print(f"stored {written} predictions of {model.id}", file=sys.stderr)
+    return 0
+
+
+def _rows(result, already: dict) -> list:
+    """The new predictions, with MI completed from an earlier stored format when needed."""
+    from inference import metrics
+
+    preds = result.predictions()
+    if result.mi_bits is None:
+        have = {p.input_format: p for p in preds}
+        other = {**already, **have}
+        if "standard" in other and "shortcut" in other:
+            mi = float(metrics.entropy_bits(other["shortcut"].probabilities)
+                       - metrics.entropy_bits(other["standard"].probabilities))
+            for fmt in ("standard", "shortcut"):
+                p = other[fmt]
+                p.extra = {**p.extra, "mi_bits": mi}
+                if fmt not in have:
+                    preds.append(p)  # the older row gets its MI; its probabilities are unchanged
+    return [(result.item_id, p) for p in preds]
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _bar(total: int, quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="scores", file=sys.stderr)
+
+
+def _advance(bar):
+    last = [0]
+
+    def step(done, total):
+        bar.update(done - last[0])
+        last[0] = done
+
+    return step
