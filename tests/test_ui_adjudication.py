@@ -112,6 +112,7 @@ def test_adjudication_dialog_adopts_and_edits_gold_with_history(qtbot, window, d
     r = dialog.fields().index("evidence")
     assert text[two[0][0]:two[0][1]][:60] in dialog.table.item(r, 1).text()
     assert dialog.select("evidence", "expmrc-ref-2")
+    assert text[two[0][0]:two[0][1]] in dialog.context.toPlainText()  # the version in its passage
     dialog.adopt_button.click()
     store = window.backend.store
     gold = _evidence(store.question(item), "gold")

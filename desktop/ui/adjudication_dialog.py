@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
-    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QTableWidget, QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.adjudication import is_span_field
@@ -43,6 +43,35 @@ def describe(fld: str, value: Any, text: str) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     return str(value)
+
+
+def context_html(text: str, chosen: list, gold: list | None, margin: int = 240) -> str:
+    """The passage around a version of a span field: the chosen version on a yellow ground,
+    gold underlined in green, so that the adjudicator reads the words in their sentence."""
+    pairs = [tuple(p) for p in (chosen or [])] + [tuple(p) for p in (gold or [])]
+    if not text or not pairs:
+        return ""
+    lo = max(0, min(p[0] for p in pairs) - margin)
+    hi = min(len(text), max(p[1] for p in pairs) + margin)
+    marks = [0] * (hi - lo)
+    for bit, group in ((1, chosen or []), (2, gold or [])):
+        for start, end in group:
+            for i in range(max(start, lo), min(end, hi)):
+                marks[i - lo] |= bit
+    out, i = [], 0
+    while i < len(marks):
+        j = i
+        while j < len(marks) and marks[j] == marks[i]:
+            j += 1
+        piece = _html(text[lo + i:lo + j]).replace("\n", "<br>")
+        style = []
+        if marks[i] & 1:
+            style.append("background-color:#FFE866")
+        if marks[i] & 2:
+            style.append("text-decoration:underline; color:#1B5E20")
+        out.append(f"<span style='{'; '.join(style)}'>{piece}</span>" if style else piece)
+        i = j
+    return ("… " if lo > 0 else "") + "".join(out) + (" …" if hi < len(text) else "")
 
 
 def edit_text(fld: str, value: Any) -> str:
@@ -79,6 +108,8 @@ class AdjudicationDialog(QDialog):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.currentCellChanged.connect(lambda *_: self._cell_chosen())
 
+        self.context = QTextBrowser()
+        self.context.setPlaceholderText("For spans: the chosen version in its passage (yellow), gold underlined.")
         self.editor = QPlainTextEdit()
         self.editor.setPlaceholderText("Choose a version above; edit it here (JSON) to make a final one.")
         self.editor.setMaximumHeight(90)
@@ -110,8 +141,10 @@ class AdjudicationDialog(QDialog):
         bl.addWidget(self.history)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.table)
+        split.addWidget(self.context)
         split.addWidget(bottom)
         split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         lay = QVBoxLayout(self)
         lay.addWidget(self.heading)
         lay.addWidget(split, 1)
@@ -190,6 +223,8 @@ class AdjudicationDialog(QDialog):
             return
         fld, who = sel
         self.editor.setPlainText(edit_text(fld, self.value(fld, who)))
+        self.context.setHtml(context_html(self.text, self.value(fld, who), self.value(fld, GOLD))
+                             if is_span_field(fld) else "")
         self.adopt_button.setEnabled(who != GOLD)
         self.adopt_button.setText(f"Adopt {who}'s version as gold" if who != GOLD else "Adopt this version as gold")
 
