@@ -14,6 +14,10 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtCore import QEvent  # noqa: E402
+from PySide6.QtGui import QHelpEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
+
 from desktop.domain.model import EVIDENCE  # noqa: E402
 from desktop.formats import expmrc  # noqa: E402
 from desktop.store import Store  # noqa: E402
@@ -31,12 +35,13 @@ def _evidence(q, annotator):
 
 @pytest.fixture(scope="module")
 def disputed():
-    """The first item of the file whose two references mark different evidence, and its passage text."""
+    """The first item of the file whose two references mark different evidence (ref-1 marking some
+    words ref-2 does not), and its passage text."""
     ds = expmrc.read(EXPMRC)
     for p in ds.passages:
         for q in p.questions:
             one, two = _evidence(q, "expmrc-ref-1"), _evidence(q, "expmrc-ref-2")
-            if one and two and one != two:
+            if one and two and any(not any(s <= i < e for s, e in two) for i in range(*one[0])):
                 return q.id, one, two, p.text
     raise AssertionError("the references agree everywhere")
 
@@ -85,6 +90,12 @@ def test_layer_selector_shows_one_annotator_or_all(window, disputed):
     assert _shown(window) == everyone
     tip = span_tooltip([s for s in window.passage.spans if s.start <= one[0][0] < s.end], text)
     assert "expmrc-ref-1" in tip and text[one[0][0]:one[0][0] + 20] in tip
+    # hovering where only ref-1 marked evidence names ref-1 alone
+    only_one = next(i for i in range(*one[0]) if not any(s <= i < e for s, e in two))
+    vp = window.passage.viewport()
+    at = window.passage.point_of(only_one).toPoint()
+    QApplication.sendEvent(vp, QHelpEvent(QEvent.ToolTip, at, vp.mapToGlobal(at)))
+    assert "expmrc-ref-1" in QToolTip.text() and "expmrc-ref-2" not in QToolTip.text()
     window.layers.set_layer(None)
     assert window.layers.legend.text() == ""
 
