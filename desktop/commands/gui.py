@@ -10,6 +10,7 @@ def register(sub) -> None:
     p.add_argument("--item", help="open on this item id (e.g. 0_0)")
     p.add_argument("--annotator", help="your name as the author of your edits (remembered)")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window to this PNG and exit")
+    p.add_argument("--model", metavar="DIR", help="model directory for the model panel (default: models/default/)")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH (default: %(default)s)")
     p.set_defaults(func=run)
 
@@ -20,6 +21,9 @@ def run(args) -> int:
         w, h = (int(x) for x in args.size.lower().split("x"))
     except ValueError:
         raise McqLensError(f"--size must be WIDTHxHEIGHT, got {args.size!r}") from None
+    if getattr(args, "model", None):
+        import os
+        os.environ["MCQLENS_MODEL"] = args.model  # read by desktop.ui.model_scoring.default_model_dir
     # Qt is imported only here, so the rest of the command line never loads it.
     from desktop.ui.app import run as run_gui
     return run_gui(args.db, item=args.item, screenshot=args.screenshot, annotator=args.annotator, size=(w, h))

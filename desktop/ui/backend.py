@@ -170,6 +170,7 @@ def compute_facts(datasets: list[Dataset], annotator: str) -> dict[str, dict[str
                                            ty.item_worst_tier(q.problems))
             out[q.id] = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
                          "total": total, "model_flags": model_flags(q)}
+            out[q.id].update(model_numbers(q))
     return out
 
 
@@ -183,4 +184,11 @@ def model_flags(q: Question) -> list[str]:
             continue
         best = max(range(len(p.probabilities)), key=p.probabilities.__getitem__)
         flags.append(f"{p.input_format}: {'right' if best == q.key else 'wrong'}")
+    flags.extend(model_numbers(q)["review_flags"])
     return sorted(set(flags))
+
+
+def model_numbers(q: Question) -> dict[str, Any]:
+    """Shortcut N, MI and the model panel's flags, for the navigator's filters and order."""
+    from desktop.ui.model_scoring import model_facts
+    return model_facts(q)

@@ -56,6 +56,8 @@ class MainWindow(QMainWindow):
         self.import_runner.finished.connect(self._import_read)
         self.import_runner.failed.connect(self._import_failed)
         self._progress: QProgressDialog | None = None
+        from desktop.ui.model_panel import install as install_model_review
+        self.model_review = install_model_review(self)  # model panel, Model menu; None if it cannot start
         self.reload_items()
 
     # ================================================================ layout
@@ -264,6 +266,8 @@ class MainWindow(QMainWindow):
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type)
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments)
         self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
+        if getattr(self, "model_review", None) is not None:
+            self.model_review.show(st, new_item)
 
     def _basis_button_row(self, n: int) -> None:
         while self._basis_buttons.count():
@@ -541,6 +545,8 @@ class MainWindow(QMainWindow):
     def render_to(self, path: str) -> None:
         """Write what the window shows as an image (mcqlens gui --screenshot)."""
         from PySide6.QtWidgets import QApplication
+        if getattr(self, "model_review", None) is not None:
+            self.model_review.settle()  # the model panel shows the item's scores, not "loading"
         for _ in range(3):
             QApplication.processEvents()
         if not self.grab().save(path):

@@ -97,6 +97,8 @@ class PassageView(QTextEdit):
         return list(self._spans)
 
     def selected_span(self) -> Span | None:
+        if self._selected_id is None:  # a span without id (model evidence) is never "selected"
+            return None
         return next((s for s in self._spans if s.id == self._selected_id), None)
 
     def select_span(self, span_id: int | None) -> None:

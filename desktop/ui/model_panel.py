@@ -1,0 +1,525 @@
+"""The model panel beside the alternatives, and `ModelReview`, which joins it to the window.
+
+For the current item: a bar per alternative for the shortcut (Q+{O}) and the standard
+(C+Q+{O}) model, the predicted option and N of each, MI, the model card's name; the
+flags with a one-click suggestion; the evidence spot-check; what-if.  Scores come
+from the database when cached, else from the `ScoringWorker` thread; the GUI thread
+writes them into the store.  Without a model the panel says why and the rest of the
+window works as before.
+"""
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox, QFrame, QHBoxLayout, QLabel, QProgressDialog, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QVBoxLayout, QWidget,
+)
+
+from desktop.domain.errors import McqLensError
+from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
+from desktop.ui import model_scoring as ms
+from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
+from desktop.ui.probability_bars import ProbabilityBars, Series
+from desktop.ui.scoring_worker import ScoringWorker
+from desktop.ui.whatif import WhatIfBox
+
+FORMAT_HEX = {ms.SHORTCUT: "#9FB3C8", ms.STANDARD: "#1F4E79"}
+
+
+class ModelPanel(QWidget):
+    """What the model says about the current item; emits nothing itself but its child widgets' requests."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(4)
+        self.title = QLabel("<b>Model</b>")
+        self.title.setTextFormat(Qt.RichText)
+        self.title.setWordWrap(True)
+        lay.addWidget(self.title)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.RichText)
+        self.status.setStyleSheet("color: #555;")
+        lay.addWidget(self.status)
+        self.bars = ProbabilityBars()
+        lay.addWidget(self.bars)
+        self.metrics = QLabel()
+        self.metrics.setWordWrap(True)
+        self.metrics.setTextFormat(Qt.RichText)
+        lay.addWidget(self.metrics)
+        flag_row = QHBoxLayout()
+        self.flags = QLabel()
+        self.flags.setWordWrap(True)
+        self.flags.setTextFormat(Qt.RichText)
+        flag_row.addWidget(self.flags, 1)
+        self.suggest = QPushButton("Tag “Answerable without reading”")
+        self.suggest.setToolTip("The shortcut model, without the passage, is sure of the key. "
+                                "Add the typology tag (severe, question) if you agree.")
+        self.suggest.setFocusPolicy(Qt.NoFocus)
+        self.suggest.hide()
+        flag_row.addWidget(self.suggest)
+        lay.addLayout(flag_row)
+        self.tabs = QTabWidget()
+        self.evidence = EvidenceCheck()
+        self.whatif = WhatIfBox()
+        self.tabs.addTab(self.evidence, "Evidence spot-check")
+        self.tabs.addTab(self.whatif, "What if…")
+        lay.addWidget(self.tabs)
+        lay.addStretch(1)
+        self.view: ms.ModelView | None = None
+
+    def set_title(self, name: str | None, detail: str = "") -> None:
+        text = f"<b>Model</b> · {html.escape(name)}" if name else "<b>Model</b>"
+        if detail:
+            text += f" <span style='color:#777'>({html.escape(detail)})</span>"
+        self.title.setText(text)
+
+    def set_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def show_view(self, view: ms.ModelView | None, n_alternatives: int, key: int | None,
+                  suggest: bool = False) -> None:
+        self.view = view
+        if view is None:
+            self.bars.set_data(n_alternatives, key, [])
+            self.bars.hide()
+            self.metrics.setText("")
+            self.flags.setText("")
+            self.suggest.hide()
+            return
+        self.bars.show()
+        series = [Series(ms.NOTATION[f], FORMAT_HEX[f], view.formats[f].probabilities, view.formats[f].predicted)
+                  for f in ms.FORMATS if f in view.formats]
+        self.bars.set_data(n_alternatives, key, series)
+        parts = []
+        for f in ms.FORMATS:
+            fv = view.formats.get(f)
+            if fv is not None:
+                parts.append(f"{ms.NOTATION[f]}: predicts <b>{letter(fv.predicted)}</b>, N = <b>{fv.n_eff:.2f}</b>")
+        if view.mi_bits is not None:
+            parts.append(f"MI = <b>{view.mi_bits:.2f}</b> bits")
+        self.metrics.setText(" · ".join(parts))
+        flags = []
+        if view.answerable_without_reading:
+            flags.append(f"<span style='color:#C62828'>⚑ <b>answerable without reading?</b></span> "
+                         f"shortcut N ≤ {ms.SHORTCUT_N_MAX:g} and it picks the key")
+        if view.context_barely_helps:
+            flags.append(f"<span style='color:#B26A00'>⚑ <b>context barely helps</b></span> "
+                         f"MI ≤ {ms.LOW_MI_BITS:g} bits")
+        self.flags.setText("<br>".join(flags))
+        self.suggest.setVisible(suggest)
+
+
+class ModelReview(QObject):
+    """Model panel + worker + menu, hooked into a `MainWindow`."""
+
+    def __init__(self, window, model_dir: str | Path | None = None):
+        super().__init__(window)
+        self.window = window
+        self.backend = window.backend
+        self.model_dir = Path(model_dir) if model_dir else ms.default_model_dir()
+        self.model = None
+        self.model_error: str | None = None
+        self.view: ms.ModelView | None = None
+        self.tally = AgreementTally()
+        self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self._whatif_gen = 0
+        self._pending: str | None = None  # item whose scores are being computed
+        self._progress: QProgressDialog | None = None
+        self.panel = ModelPanel()
+        self.panel.set_title(None)
+        self.panel.set_status(f"loading the model from {self.model_dir}…")
+        self.panel.suggest.clicked.connect(self.add_suggested_tag)
+        self.panel.evidence.acceptRequested.connect(self.accept_evidence)
+        self.panel.evidence.editRequested.connect(self.edit_evidence)
+        self.panel.evidence.rejectRequested.connect(self.reject_evidence)
+        self.panel.whatif.changed.connect(self._whatif_changed)
+        self._place()
+        self._menu()
+        self._order_box()
+        self.worker = ScoringWorker(self.model_dir)
+        self.worker.modelReady.connect(self._model_ready)
+        self.worker.modelFailed.connect(self._model_failed)
+        self.worker.itemScored.connect(self._item_scored)
+        self.worker.itemFailed.connect(self._item_failed)
+        self.worker.whatifScored.connect(self._whatif_scored)
+        self.worker.batchChunk.connect(self._batch_chunk)
+        self.worker.batchFinished.connect(self._batch_finished)
+        self.worker.start()
+        window.installEventFilter(self)
+
+    # ---- placing ---------------------------------------------------------------------------------
+    def _place(self) -> None:
+        qv = self.window.question_view
+        outer = qv.parentWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the panel wraps to the width given
+        scroll.setWidget(self.panel)
+        scroll.setMinimumWidth(300)
+        self.scroll = scroll
+        if isinstance(outer, QSplitter):
+            index = outer.indexOf(qv)
+            row = QSplitter(Qt.Horizontal)
+            outer.insertWidget(index, row)
+            row.addWidget(qv)
+            row.addWidget(scroll)
+            row.setStretchFactor(0, 1)
+            row.setSizes([430, 390])
+            outer.setSizes([520, 420])
+            self.row = row
+        else:  # a layout the panel does not know: a tab beside the others
+            self.window.tabs.addTab(scroll, "Model")
+
+    def _menu(self) -> None:
+        w = self.window
+        menu = w.menuBar().addMenu("Mo&del")
+
+        def action(text, slot, key=None):
+            a = QAction(text, w)
+            if key:
+                a.setShortcut(QKeySequence(key))
+                a.setShortcutContext(Qt.WindowShortcut)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        self.score_all_action = action("&Score whole database…", self.score_database)
+        menu.addSeparator()
+        action("&Accept model evidence", self.accept_evidence, ACCEPT_KEY)
+        action("&Edit model evidence", self.edit_evidence, EDIT_KEY)
+        action("&Reject model evidence", self.reject_evidence, REJECT_KEY)
+        action("Add the suggested &tag (answerable without reading)", self.add_suggested_tag)
+        menu.addSeparator()
+        action("Rescore this &item", self.rescore)
+
+    def _order_box(self) -> None:
+        """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
+        nav = self.window.navigator
+        box = QComboBox()
+        box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
+        box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
+                       "unscored items go last. Filter by flag with the “model” filter.")
+        box.currentIndexChanged.connect(self._order_changed)
+        layout = nav.layout()
+        layout.insertWidget(max(0, layout.count() - 2), box)
+        self.order = box
+
+    def _order_changed(self, index: int) -> None:
+        """Re-group the rows in the chosen order: a passage goes where its lowest item goes."""
+        w = self.window
+        nav = w.navigator
+        rows = w.backend.items()
+        name = {1: "shortcut_n", 2: "mi_bits"}.get(index)
+        if name is not None:
+            facts = nav.model.facts
+            inf = float("inf")
+
+            def value(r):
+                v = facts.get(r.item_id, {}).get(name)
+                return inf if v is None else v
+
+            best: dict[str, float] = {}
+            for r in rows:
+                best[r.passage_id] = min(best.get(r.passage_id, inf), value(r))
+            rows = sorted(rows, key=lambda r: (best[r.passage_id], r.passage_id, value(r)))
+        current = w.current
+        nav.set_rows(rows)
+        if current is not None:
+            nav.select(current, emit=False)
+
+    # ---- the model -------------------------------------------------------------------------------
+    def _model_ready(self, model) -> None:
+        self.model = model
+        self.model_error = None
+        runner = model.runner
+        device = "GPU" if getattr(runner, "on_gpu", False) else "CPU"
+        self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
+        self.panel.title.setToolTip(f"{model.directory}\n{model.message}")
+        self.panel.set_status("")
+        st = self.window.state
+        if st is not None:
+            self.show(st, new_item=False, request=True)
+
+    def _model_failed(self, message: str) -> None:
+        self.model_error = message
+        self.panel.set_title(None)
+        self.panel.set_status(
+            f"<b>No model:</b> {html.escape(message)}.<br>Put a model directory at <code>models/default/</code> "
+            "(mcqlens train) or start with <code>mcqlens gui --model DIR</code>. Everything else works without it"
+            + ("; predictions already stored are shown below." if self.view else "."))
+        self.score_all_action.setEnabled(False)
+        for b in (self.panel.whatif.nota, self.panel.whatif.text):
+            b.setEnabled(False)
+
+    # ---- the current item ----------------------------------------------------------------------
+    def show(self, state, new_item: bool, request: bool = True) -> None:
+        """Called by the window whenever it renders an item (new or refreshed)."""
+        q = state.question
+        if new_item:
+            self.worker.cancel_item()
+            self._pending = None
+            self.panel.whatif.set_item(q.alternatives, q.key, None)
+        model_id = self.model.id if self.model is not None else None
+        view = ms.view_of(q, model_id=model_id)
+        if view is None and model_id is None:
+            view = ms.view_of(q)
+        self.view = view
+        has_tag = any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in q.problems)
+        self.panel.show_view(view, len(q.alternatives), q.key,
+                             suggest=view is not None and view.answerable_without_reading and not has_tag)
+        if view is not None and view.shortcut is not None:
+            self.panel.whatif.set_original_probs(view.shortcut.probabilities)
+        complete = view is not None and all(f in view.formats for f in ms.FORMATS
+                                            if self.model is not None and f in self.model.card.formats)
+        if self.model is not None and not complete and request:
+            self.panel.set_status("scoring this item…")
+            self._pending = q.id
+            self.worker.request_item(q.id, q, state.passage_text)
+        elif self.model is not None:
+            self.panel.set_status("")
+        self._show_evidence(state)
+
+    def _evidence_state(self, state) -> str:
+        v = self.view
+        if v is None or v.evidence is None:
+            return ""
+        start, end, _ = v.evidence
+        if any(s.role == EVIDENCE and (s.start, s.end) == (start, end) and s.origin != MODEL
+               for s in state.question.spans):
+            return "accepted"
+        if self.backend.annotator in v.evidence_rejected_by:
+            return "rejected"
+        return ""
+
+    def _show_evidence(self, state) -> None:
+        q = state.question
+        v = self.view
+        decision = self._evidence_state(state)
+        spans = list(q.spans)
+        if v is not None and v.evidence is not None and not decision:
+            start, end, _ = v.evidence
+            spans.append(Span(start, end, EVIDENCE, annotator=v.model_id, origin=MODEL))
+        self.window.passage.set_spans(spans)
+        self.panel.evidence.set_evidence(v.evidence[2] if v is not None and v.evidence else None, decision)
+        me = self.backend.annotator
+        mine = [s.text(state.passage_text) for s in q.spans
+                if s.role == EVIDENCE and s.annotator == me and s.origin != MODEL]
+        if v is not None and v.evidence is not None:
+            self.tally.record(q.id, ms.evidence_agreement(v.evidence[2], mine))
+        self.panel.evidence.set_tally(self.tally.summary())
+
+    def settle(self, timeout: float = 20.0) -> bool:
+        """Wait (processing events) until the model is loaded and the current item scored.
+
+        For `mcqlens gui --screenshot`, which renders once; the interactive window never waits.
+        """
+        import time
+
+        from PySide6.QtWidgets import QApplication
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            QApplication.processEvents()
+            if self.model_error or (self.model is not None and self._pending is None):
+                return True
+            time.sleep(0.01)
+        return False
+
+    def _item_scored(self, item_id: str, preds) -> None:
+        if item_id == self._pending:
+            self._pending = None
+        try:
+            self.backend.store.add_predictions([(item_id, p) for p in preds])
+        except McqLensError as exc:
+            self.panel.set_status(f"could not store the scores: {html.escape(str(exc))}")
+            return
+        self.scored_items += 1
+        self._update_facts(item_id)
+        st = self.window.state
+        if st is not None and self.window.current == item_id:
+            st.question.predictions = self.backend.store.predictions(item_id)
+            self.show(st, new_item=False, request=False)
+
+    def _item_failed(self, item_id: str, message: str) -> None:
+        if item_id == self._pending:
+            self._pending = None
+        if self.window.current == item_id:
+            self.panel.set_status(f"<span style='color:#C62828'>{html.escape(message)}</span>")
+
+    def _update_facts(self, item_id: str) -> None:
+        facts = self.window.navigator.model.facts
+        if item_id not in facts or self.window.state is None or self.window.current != item_id:
+            return
+        q = self.window.state.question
+        q.predictions = self.backend.store.predictions(item_id)
+        facts[item_id].update(ms.model_facts(q))
+        facts[item_id]["model_flags"] = sorted(set(facts[item_id].get("model_flags", []))
+                                               | set(facts[item_id]["review_flags"]))
+
+    def rescore(self) -> None:
+        st = self.window.state
+        if st is not None and self.model is not None:
+            self.panel.set_status("scoring this item…")
+            self.worker.request_item(st.question.id, st.question, st.passage_text)
+
+    # ---- suggestion ------------------------------------------------------------------------------
+    def add_suggested_tag(self) -> int | None:
+        st = self.window.state
+        if st is None or self.view is None or not self.view.answerable_without_reading:
+            return None
+        if any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in st.question.problems):
+            return None
+        return self.window.edit("problem.add", {"type": ms.ANSWERABLE_WITHOUT_READING, "element": "question",
+                                                "origin": MODEL})
+
+    # ---- evidence --------------------------------------------------------------------------------
+    def _pending_evidence(self):
+        st = self.window.state
+        if st is None or self.view is None or self.view.evidence is None or self._evidence_state(st):
+            return None
+        return self.view.evidence
+
+    def accept_evidence(self) -> int | None:
+        ev = self._pending_evidence()
+        if ev is None:
+            return None
+        item = self.window.current
+        hid = self.window.edit("span.add", {"role": EVIDENCE, "start": ev[0], "end": ev[1],
+                                            "origin": MODEL_ACCEPTED})
+        if hid is not None:
+            self.tally.decide(item, "accepted")
+            self.panel.evidence.set_tally(self.tally.summary())
+        return hid
+
+    def edit_evidence(self) -> None:
+        ev = self._pending_evidence()
+        if ev is None:
+            return
+        self.tally.decide(self.window.current, "edited")
+        self.window.passage.set_selection(ev[0], ev[1])
+        self.window.passage.setFocus()
+        self.window.statusBar().showMessage("The model's sentence is selected: adjust it, then press E.", 8000)
+
+    def reject_evidence(self) -> None:
+        ev = self._pending_evidence()
+        if ev is None:
+            return
+        item = self.window.current
+        std = next((p for p in self.backend.store.predictions(item, self.view.model_id)
+                    if p.input_format == ms.STANDARD), None)
+        if std is None:
+            return
+        try:
+            self.backend.store.add_predictions([(item, ms.rejection(std, self.backend.annotator))])
+        except McqLensError as exc:
+            self.window.statusBar().showMessage(f"Not saved: {exc}", 8000)
+            return
+        self.tally.decide(item, "rejected")
+        st = self.window.state
+        st.question.predictions = self.backend.store.predictions(item)
+        self.show(st, new_item=False, request=False)
+
+    # ---- what-if -------------------------------------------------------------------------------
+    def _whatif_changed(self, alternatives, nota_index: int) -> None:
+        st = self.window.state
+        if st is None or self.model is None:
+            return
+        self._whatif_gen = self.worker.request_whatif(st.question, alternatives,
+                                                      None if nota_index < 0 else nota_index)
+
+    def _whatif_scored(self, gen: int, probs) -> None:
+        if gen == self._whatif_gen:
+            self.panel.whatif.show_scratch(probs)
+
+    # ---- whole database ----------------------------------------------------------------------------
+    def score_database(self) -> bool:
+        if self.model is None:
+            self.window.statusBar().showMessage(f"No model: {self.model_error or 'still loading'}", 8000)
+            return False
+        path, model_id = self.backend.path, self.model.id
+        formats = [f for f in ms.FORMATS if f in self.model.card.formats]
+        shared = self.backend.store
+
+        def loader():
+            from desktop.store import Store
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, create=False) if own else shared  # a read connection of its own
+            try:
+                datasets = store.load_datasets()
+            finally:
+                if own:
+                    store.close()
+            out, seen = [], set()
+            for ds in datasets:
+                for p in ds.passages:
+                    for q in p.questions:
+                        have = {pr.input_format for pr in q.predictions if pr.model_id == model_id}
+                        if q.id not in seen and not set(formats) <= have:
+                            seen.add(q.id)
+                            out.append((q, p.text))
+            return out
+
+        if not self.worker.start_batch(loader):
+            return False
+        self._progress = QProgressDialog("Scoring every item without this model's scores…", "Cancel", 0, 0,
+                                         self.window)
+        self._progress.setWindowTitle("Score whole database")
+        self._progress.setMinimumDuration(0)
+        self._progress.canceled.connect(self.worker.cancel_batch)
+        self._progress.show()
+        return True
+
+    def _batch_chunk(self, rows, done: int, total: int) -> None:
+        if rows:
+            try:
+                self.backend.store.add_predictions(rows)
+            except McqLensError as exc:
+                self.worker.cancel_batch()
+                self.window.statusBar().showMessage(f"Scores not stored: {exc}", 10000)
+                return
+            self.scored_items += len({r[0] for r in rows})
+        if self._progress is not None:
+            self._progress.setMaximum(max(total, 1))
+            self._progress.setValue(done)
+            self._progress.setLabelText(f"Scored {done} of {total} items")
+
+    def _batch_finished(self, cancelled: bool, message: str) -> None:
+        if self._progress is not None:
+            self._progress.canceled.disconnect(self.worker.cancel_batch)
+            self._progress.close()
+            self._progress = None
+        self.last_batch_message = ("Cancelled: " if cancelled else "") + message
+        self.window.statusBar().showMessage(f"Model scores: {self.last_batch_message}", 10000)
+        st = self.window.state
+        if st is not None:
+            st.question.predictions = self.backend.store.predictions(st.question.id)
+            self.show(st, new_item=False, request=False)
+        if getattr(self.window, "_want_facts", False):
+            self.window.start_facts()
+
+    # ---- closing -------------------------------------------------------------------------------------
+    def eventFilter(self, obj, event):
+        if obj is self.window and event.type() == QEvent.Close:
+            self.worker.stop()
+        return False
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+
+def install(window, model_dir: str | Path | None = None) -> ModelReview | None:
+    """Hook the model panel into the window; a failure here never stops the window from opening."""
+    try:
+        return ModelReview(window, model_dir)
+    except Exception as exc:  # noqa: BLE001 - the workbench must open without model review
+        window.statusBar().showMessage(f"Model panel unavailable: {exc}", 15000)
+        return None

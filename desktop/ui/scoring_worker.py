@@ -1,0 +1,189 @@
+"""One background thread that loads the model and scores for the model panel (Orange3's pattern).
+
+The GUI thread hands plain domain objects to the worker and gets plain results back
+through Qt signals, which Qt queues onto the GUI thread; only the GUI thread writes
+to the store.  The worker keeps one slot per kind of request — the newest item, the
+newest what-if, one whole-database run — so a request the annotator has already
+moved past is replaced (and, if running, cancelled through `inference.score`'s
+`cancel`) instead of queueing up.  Interactive requests go first: a whole-database
+run yields between its chunks.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop.ui import model_scoring
+
+CHUNK = 16  # questions per whole-database step: a new item waits at most one step
+
+
+class ScoringWorker(QObject):
+    modelReady = Signal(object)  # the loaded model
+    modelFailed = Signal(str)  # why there is no model, in words
+    itemScored = Signal(str, object)  # item id, list[Prediction]
+    itemFailed = Signal(str, str)  # item id, message
+    whatifScored = Signal(int, object)  # request number, probabilities
+    batchChunk = Signal(object, int, int)  # [(item id, Prediction)], done, total
+    batchFinished = Signal(bool, str)  # cancelled, message
+
+    def __init__(self, model_dir, parent=None):
+        super().__init__(parent)
+        self.model_dir = model_dir
+        self.model = None
+        self._cond = threading.Condition()
+        self._item: tuple[int, str, Any, str] | None = None
+        self._item_gen = 0
+        self._whatif: tuple[int, Any, list[str], int | None] | None = None
+        self._whatif_gen = 0
+        self._batch: Callable[[], list] | None = None
+        self._batch_cancel = threading.Event()
+        self._batch_running = False
+        self._stop = False
+        self._load = True
+        self._thread = threading.Thread(target=self._loop, name="mcqlens-model", daemon=True)
+
+    def start(self) -> None:
+        """Start loading the model; connect the signals first (a missing model fails at once)."""
+        self._thread.start()
+
+    # ---- requests (GUI thread) -------------------------------------------------------
+    def request_item(self, item_id: str, question, passage_text: str) -> None:
+        with self._cond:
+            self._item_gen += 1
+            self._item = (self._item_gen, item_id, question, passage_text)
+            self._cond.notify()
+
+    def cancel_item(self) -> None:
+        with self._cond:
+            self._item_gen += 1
+            self._item = None
+
+    def request_whatif(self, question, alternatives: list[str], nota_index: int | None) -> int:
+        with self._cond:
+            self._whatif_gen += 1
+            self._whatif = (self._whatif_gen, question, list(alternatives), nota_index)
+            self._cond.notify()
+            return self._whatif_gen
+
+    def start_batch(self, loader: Callable[[], list]) -> bool:
+        """Score what `loader()` returns ([(Question, passage text)], run here); False if one runs."""
+        with self._cond:
+            if self._batch is not None or self._batch_running:
+                return False
+            self._batch_cancel.clear()
+            self._batch = loader
+            self._cond.notify()
+            return True
+
+    def cancel_batch(self) -> None:
+        self._batch_cancel.set()
+
+    @property
+    def batch_running(self) -> bool:
+        return self._batch is not None or self._batch_running
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._cond:
+            self._stop = True
+            self._item_gen += 1
+            self._batch_cancel.set()
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # ---- the thread -------------------------------------------------------------------
+    def _loop(self) -> None:
+        self._load_model()
+        batch: list | None = None
+        done = total = 0
+        while True:
+            with self._cond:
+                while not (self._stop or self._item or self._whatif or self._batch or batch):
+                    self._cond.wait()
+                if self._stop:
+                    return
+                whatif, self._whatif = self._whatif, None
+                item = None if whatif else self._item
+                if item is not None:
+                    self._item = None
+                loader = None
+                if not whatif and item is None and batch is None and self._batch is not None:
+                    loader, self._batch = self._batch, None
+                    self._batch_running = True
+            if whatif is not None:
+                self._run_whatif(*whatif)
+            elif item is not None:
+                self._run_item(*item)
+            elif loader is not None:
+                try:
+                    batch = list(loader()) if self.model is not None else []
+                except Exception as exc:  # noqa: BLE001 - reported in words
+                    self._end_batch(False, f"could not read the items: {exc}")
+                    batch = None
+                    continue
+                done, total = 0, len(batch)
+                if self.model is None:
+                    self._end_batch(False, "no model to score with")
+                    batch = None
+                elif not batch:
+                    self._end_batch(False, "every item already has this model's predictions")
+                    batch = None
+            elif batch is not None:
+                if self._batch_cancel.is_set():
+                    self._end_batch(True, f"cancelled after {done} of {total} items")
+                    batch = None
+                    continue
+                chunk, batch = batch[:CHUNK], batch[CHUNK:]
+                try:
+                    rows = model_scoring.score_chunk(self.model, chunk, cancel=self._batch_cancel.is_set)
+                except Exception as exc:  # noqa: BLE001
+                    self._end_batch(False, f"scoring failed: {exc}")
+                    batch = None
+                    continue
+                done += len({r[0] for r in rows})
+                self.batchChunk.emit(rows, done, total)
+                if not batch:
+                    cancelled = self._batch_cancel.is_set()
+                    self._end_batch(cancelled, f"{done} of {total} items scored")
+                    batch = None
+
+    def _end_batch(self, cancelled: bool, message: str) -> None:
+        self._batch_running = False
+        self.batchFinished.emit(cancelled, message)
+
+    def _load_model(self) -> None:
+        from desktop.domain.errors import McqLensError
+        try:
+            self.model = model_scoring.load(self.model_dir)
+        except McqLensError as exc:
+            self.modelFailed.emit(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - a broken install must not take the window down
+            self.modelFailed.emit(f"the model in {self.model_dir} cannot be used ({type(exc).__name__}: {exc})")
+            return
+        self.modelReady.emit(self.model)
+
+    def _run_item(self, gen: int, item_id: str, question, passage_text: str) -> None:
+        if self.model is None:
+            return
+        try:
+            preds = model_scoring.score_item(self.model, question, passage_text,
+                                             cancel=lambda: gen != self._item_gen)
+        except Exception as exc:  # noqa: BLE001
+            self.itemFailed.emit(item_id, str(exc))
+            return
+        if preds:  # a cancelled run gives None; a finished one is worth caching even if stale
+            self.itemScored.emit(item_id, preds)
+
+    def _run_whatif(self, gen: int, question, alternatives: list[str], nota_index: int | None) -> None:
+        if self.model is None or gen != self._whatif_gen:
+            return
+        try:
+            probs = model_scoring.whatif_shortcut(self.model, question, alternatives, nota_index)
+        except Exception as exc:  # noqa: BLE001
+            self.itemFailed.emit(question.id, f"what-if: {exc}")
+            return
+        self.whatifScored.emit(gen, probs)
