@@ -1,0 +1,90 @@
+"""models/export.py: faithful ONNX export (1e-3), dynamic axes, int8 agreement, typed errors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+
+import inference  # noqa: E402
+from inference import formatting  # noqa: E402
+from models import export as E  # noqa: E402
+from models.mc_model import build, default_backbone  # noqa: E402
+from models.tiny import TINY, dream_questions  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return formatting.load_tokenizer(default_backbone() / "tokenizer.json")
+
+
+@pytest.fixture(scope="module")
+def dev(tokenizer):
+    items = dream_questions("dev", 80)
+    return formatting.encode_questions(tokenizer, [(p, s, a) for p, s, a, _ in items], formatting.SHORTCUT, 64)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, tokenizer, dev):
+    # mean pooling: a random model's options then differ by more than int8 rounding
+    model = build(config=TINY, seed=1, pooling="mean").eval()
+    out = tmp_path_factory.mktemp("model")
+    card = inference.card.ModelCard(name="t", id="t-export", backbone="random", formats=["shortcut"], max_length=64,
+                                    pooling="mean")
+    card = E.write_model_dir(model, default_backbone() / "tokenizer.json", out, card, dev)
+    return model, out, card
+
+
+def test_export_matches_pytorch_and_int8_agrees(exported, dev):
+    model, out, card = exported
+    info = card.extra["export"]
+    assert info["max_abs_diff_fp32"] <= 1e-3
+    assert info["fused_operators"].get("Attention") == TINY.num_hidden_layers  # the classic pattern fused
+    ref = E.torch_logits(model, dev)
+    fp32 = E.onnx_logits(out / "model.onnx", dev)
+    int8 = E.onnx_logits(out / "model.int8.onnx", dev)
+    assert np.abs(ref - fp32)[dev.option_mask].max() <= 1e-3
+    assert E.agreement(fp32, int8, dev.option_mask) >= 0.99
+    assert json.loads((out / "card.json").read_text())["files"] == {"fp32": "model.onnx", "int8": "model.int8.onnx"}
+    # the runtime, fed by the same formatting code, reproduces PyTorch's probabilities
+    m = inference.load_model(out, device="cpu", precision="fp32")
+    logits = m.runner.logits(dev)
+    assert np.abs(logits - ref)[dev.option_mask].max() <= 1e-3
+
+
+def test_dynamic_batch_option_and_token_axes(exported, tokenizer):
+    model, out, _ = exported
+    qs = [("A passage about a long walk in the rain.", "Where did they go _ ?", ["home", "out", "in", "up", "down"]),
+          ("Short.", "Why?", ["a", "b", "c", "d", "e"]), ("x", "y", ["1", "2", "3", "4", "5"])]
+    enc = formatting.encode_questions(tokenizer, qs, formatting.STANDARD, 64)
+    got = E.onnx_logits(out / "model.onnx", enc)
+    assert got.shape == (3, 5)
+    assert np.abs(got - E.torch_logits(model, enc)).max() <= 1e-3
+
+
+def test_a_corrupted_graph_fails_validation_with_a_typed_error(exported, dev, tmp_path):
+    model, out, _ = exported
+    g = onnx.load(str(out / "model.onnx"))
+    target = max(g.graph.initializer, key=lambda t: "scorer" in t.name or t.name.endswith("bias"))
+    arr = onnx.numpy_helper.to_array(target).copy()
+    arr += 0.5  # a corrupted weight
+    target.CopyFrom(onnx.numpy_helper.from_array(arr, target.name))
+    bad = tmp_path / "bad.onnx"
+    onnx.save(g, str(bad))
+    with pytest.raises(E.ExportError, match="differ from PyTorch"):
+        E.validate_fp32(model, bad, dev)
+    truncated = tmp_path / "trunc.onnx"
+    truncated.write_bytes((out / "model.onnx").read_bytes()[:3000])
+    with pytest.raises(E.ExportError, match="cannot load"):
+        E.validate_fp32(model, truncated, dev)
+    assert issubclass(E.ExportError, inference.ModelError)
+
+
+def test_int8_check_refuses_a_graph_that_disagrees(exported, dev):
+    _, out, _ = exported
+    with pytest.raises(E.ExportError, match="agree with fp32"):
+        E.validate_int8(out / "model.onnx", out / "model.int8.onnx", dev, minimum=1.01)
