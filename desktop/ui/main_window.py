@@ -270,6 +270,8 @@ class MainWindow(QMainWindow):
             self.model_review.show(st, new_item)
 
     def _basis_button_row(self, n: int) -> None:
+        if self._basis_buttons.count() == n:
+            return
         while self._basis_buttons.count():
             w = self._basis_buttons.takeAt(0).widget()
             if w is not None:

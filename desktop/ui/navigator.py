@@ -22,6 +22,8 @@ ROW_ROLE = Qt.UserRole + 1  # the ItemRow of a question index (None for a passag
 
 _STATUS_MARK = {"untouched": ("○", "#9E9E9E"), "in progress": ("◐", "#E08E00"), "done": ("●", "#2E9E44")}
 _ANY = "any"
+_ROLES = {int(Qt.DisplayRole), int(Qt.ToolTipRole), int(Qt.ForegroundRole), int(ROW_ROLE)}
+_FLAGS = Qt.ItemIsEnabled | Qt.ItemIsSelectable
 
 
 @dataclass
@@ -129,9 +131,7 @@ class ItemTreeModel(QAbstractItemModel):
         return None
 
     def flags(self, index):
-        if not index.isValid():
-            return Qt.NoItemFlags
-        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+        return _FLAGS
 
     def _row(self, index):
         if index.internalId() == 0:
@@ -139,7 +139,8 @@ class ItemTreeModel(QAbstractItemModel):
         return self.rows[self._groups[index.internalId() - 1].rows[index.row()]]
 
     def data(self, index, role=Qt.DisplayRole):
-        if not index.isValid():
+        # Views ask for a dozen roles per cell; answer the few we draw before any work.
+        if role not in _ROLES or not index.isValid():
             return None
         row = self._row(index)
         if row is None:
@@ -200,6 +201,10 @@ class ItemFilter(QSortFilterProxyModel):
         self._search = text.strip().lower()
         self.passage_hits = passage_hits
         self._end()
+
+    def active(self) -> bool:
+        """Whether any filter or search hides items."""
+        return bool(self._predicates or self._search)
 
     def refilter(self) -> None:
         self._begin()
@@ -281,7 +286,9 @@ class Navigator(QWidget):
         self.tree.setExpandsOnDoubleClick(True)
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Stretch)
-        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        # A fixed width: sizing to contents would read every row of the model at start-up.
+        self.tree.header().setSectionResizeMode(1, QHeaderView.Fixed)
+        self.tree.header().resizeSection(1, 48)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         layout.addWidget(self.tree, 1)
         self._current: str | None = None
@@ -322,7 +329,7 @@ class Navigator(QWidget):
     def update_progress(self) -> None:
         c = self.model.counts()
         total = sum(c.values())
-        visible = len(self.visible_items())
+        visible = len(self.visible_items()) if self.proxy.active() else total
         pct = 100.0 * c["done"] / total if total else 0.0
         shown = "" if visible == total else f" · {visible} shown"
         self.progress.setText(f"<b>{c['done']} of {total} done</b> ({pct:.0f}%) · "
@@ -415,11 +422,30 @@ class Navigator(QWidget):
                 return cand
         return None
 
+    def _neighbour(self, delta: int) -> str | None:
+        """The visible item before or after the current one, found in the proxy without walking it all."""
+        src = self.model.index_of(self._current) if self._current else QModelIndex()
+        idx = self.proxy.mapFromSource(src) if src.isValid() else QModelIndex()
+        if not idx.isValid():
+            return self._step(delta)
+        parent = idx.parent()
+        r = idx.row() + delta
+        if 0 <= r < self.proxy.rowCount(parent):
+            return self.proxy.index(r, 0, parent).data(ROW_ROLE).item_id
+        g = parent.row() + delta
+        while 0 <= g < self.proxy.rowCount():
+            p = self.proxy.index(g, 0)
+            n = self.proxy.rowCount(p)
+            if n:
+                return self.proxy.index(0 if delta > 0 else n - 1, 0, p).data(ROW_ROLE).item_id
+            g += delta
+        return None
+
     def next_item(self) -> str | None:
-        return self._go(self._step(+1))
+        return self._go(self._neighbour(+1))
 
     def previous_item(self) -> str | None:
-        return self._go(self._step(-1))
+        return self._go(self._neighbour(-1))
 
     def next_unfinished(self) -> str | None:
         return self._go(self._step(+1, want=lambda r: r.status != "done" and r.item_id != self._current))

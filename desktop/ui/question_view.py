@@ -61,46 +61,48 @@ class QuestionView(QWidget):
     def set_question(self, q: Question | None, passage_text: str = "") -> None:
         self.question = q
         self._text = passage_text
-        for widgets in self._rows:
-            for w in widgets:
-                self.grid.removeWidget(w)
-                w.deleteLater()
-        self._rows = []
         if q is None:
             self.header.setText("")
             self.stem.setText("No item selected.")
+            for button, label in self._rows:
+                button.hide()
+                label.hide()
             return
         self.header.setText(f"{q.source} · passage {q.passage_id} · question {q.index + 1} · id {q.id}")
         self.stem.setText(q.stem)
-        for i, _alt in enumerate(q.alternatives):
-            hex_ = colors.alternative_hex(i)
-            button = QPushButton(letter(i))
-            button.setFixedWidth(34)
-            button.setToolTip(f"Mark the selected text as the basis of {letter(i)} (key {i + 1} or {letter(i)})")
-            button.setStyleSheet(f"QPushButton {{ background: {hex_}; color: white; font-weight: bold;"
-                                 " border-radius: 4px; padding: 3px; }")
-            button.setFocusPolicy(Qt.NoFocus)
-            button.clicked.connect(lambda _=False, i=i: self.basisRequested.emit(i))
-            label = QLabel()
-            label.setWordWrap(True)
-            label.setTextFormat(Qt.RichText)
-            label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
-            label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-            if q.key == i:
-                label.setStyleSheet("QLabel { background: #EAF6EC; border-radius: 3px; padding: 2px; }")
-            else:
-                label.setStyleSheet("QLabel { padding: 2px; }")
-            self.grid.addWidget(button, i, 0, Qt.AlignTop)
-            self.grid.addWidget(label, i, 1, Qt.AlignTop)
-            self._rows.append((button, label))
+        # Rows are made once and reused: restyling widgets per item is what makes Qt slow.
+        while len(self._rows) < len(q.alternatives):
+            self._add_row(len(self._rows))
+        for i, (button, label) in enumerate(self._rows):
+            button.setVisible(i < len(q.alternatives))
+            label.setVisible(i < len(q.alternatives))
         self.update_counts(q)
+
+    def _add_row(self, i: int) -> None:
+        hex_ = colors.alternative_hex(i)
+        button = QPushButton(letter(i))
+        button.setFixedWidth(34)
+        button.setToolTip(f"Mark the selected text as the basis of {letter(i)} (key {i + 1} or {letter(i)})")
+        button.setStyleSheet(f"QPushButton {{ background: {hex_}; color: white; font-weight: bold;"
+                             " border-radius: 4px; padding: 3px; }")
+        button.setFocusPolicy(Qt.NoFocus)
+        button.clicked.connect(lambda _=False, i=i: self.basisRequested.emit(i))
+        label = QLabel()
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.RichText)
+        label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self.grid.addWidget(button, i, 0, Qt.AlignTop)
+        self.grid.addWidget(label, i, 1, Qt.AlignTop)
+        self._rows.append((button, label))
 
     def update_counts(self, q: Question) -> None:
         """Each alternative with its key mark and the start of its basis, in the basis colour."""
-        for i, (_b, label) in enumerate(self._rows):
+        for i, (_b, label) in enumerate(self._rows[: len(q.alternatives)]):
             text = html.escape(q.alternatives[i])
             if q.key == i:
-                text = f"<b>{text}</b> &nbsp;<span style='color:#2E7D32'>✔ key</span>"
+                text = (f"<span style='background:#DDF2E0'><b>{text}</b></span> "
+                        "&nbsp;<span style='color:#2E7D32'><b>✔ key</b></span>")
             elif q.key is not None:
                 text = f"{text} <span style='color:#888'>(distractor)</span>"
             if i in q.unanswerable_alternatives:
