@@ -236,3 +236,45 @@ def test_without_a_model_the_panel_says_why_and_the_window_works(qtbot, monkeypa
     assert any(s.role == EVIDENCE and s.annotator == "anna" for s in spans)
     assert window.backend.store.predictions(item) == []
     _close(window)
+
+
+@needs_model
+def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n(qtbot, monkeypatch, green):
+    window = _window(qtbot, monkeypatch, green, TINY)
+    mr = window.model_review
+    _wait_scored(qtbot, window, window.current)
+    assert mr.score_database()
+    qtbot.waitUntil(lambda: not mr.worker.batch_running and mr._progress is None, timeout=120000)
+    store = window.backend.store
+    # which items the stored probabilities flag, recomputed here from N = 2^H
+    n_short, flagged = {}, set()
+    for row in store.items():
+        q = store.question(row.item_id)
+        p = next(p for p in q.predictions if p.input_format == "shortcut")
+        n = 2 ** _entropy(p.probabilities)
+        n_short[row.item_id] = n
+        if n <= 1.5 and max(range(len(p.probabilities)), key=p.probabilities.__getitem__) == q.key:
+            flagged.add(row.item_id)
+    if not flagged:
+        pytest.skip("the tiny model flags no EMBRACE green item")
+    # the navigator: facts carry N and the flags; the "model" filter shows the flagged items only
+    window.start_facts()
+    qtbot.waitUntil(lambda: len(window.navigator.model.facts) == len(n_short), timeout=30000)
+    combo = window.navigator.filters["model"]
+    combo.setCurrentIndex(combo.findText(ms.FLAG_NO_READING))
+    assert set(window.navigator.visible_items()) == flagged
+    combo.setCurrentIndex(0)
+    mr.order.setCurrentIndex(1)  # order: shortcut N ascending
+    visible = window.navigator.visible_items()
+    assert visible[0] == min(n_short, key=n_short.get)
+    # the suggestion: one click adds the typology tag with origin "model" and a history row
+    item = sorted(flagged)[0]
+    window.go_to(item)
+    assert mr.view.answerable_without_reading and not mr.panel.suggest.isHidden()
+    before = store.last_history_id()
+    qtbot.mouseClick(mr.panel.suggest, Qt.LeftButton)
+    tags = [p for p in store.question(item).problems if p.type == ms.ANSWERABLE_WITHOUT_READING]
+    assert [(t.element, t.origin, t.annotator) for t in tags] == [("question", "model", "anna")]
+    assert [r.field for r in store.history(item_id=item, since=before)] == ["problem.add"]
+    assert mr.panel.suggest.isHidden()
+    _close(window)
