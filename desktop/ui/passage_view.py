@@ -68,6 +68,17 @@ class PassageView(QTextEdit):
         self._selected_id = None
         self.set_spans(spans)
         self.verticalScrollBar().setValue(0)
+        self.reveal_first_span()
+
+    def reveal_first_span(self) -> None:
+        """Scroll a long passage so that its first marked span is in sight."""
+        marked = [s for s in self._spans if s.role != REQUIRED]
+        if not marked:
+            return
+        first = min(marked, key=lambda s: s.start)
+        rects = self._line_rects(first.start, first.end)
+        if rects and rects[0].top() > self.viewport().height() - 40:
+            self.verticalScrollBar().setValue(int(rects[0].top() - 40))
 
     def set_spans(self, spans: list[Span]) -> None:
         self._spans = list(spans)

@@ -104,7 +104,7 @@ class ProblemsPanel(QWidget):
                 leaf.setData(0, _KEY, (t.key, element))
                 tier_item.addChild(leaf)
                 self._items[(t.key, element)] = leaf
-        self.tree.expandToDepth(0)
+        self.tree.expandAll()  # every tag in sight: the typology is scanned, not searched
 
     # ---- showing -----------------------------------------------------------------------------
     def set_item(self, problems: list, note: str, text_format: str | None, multiple_texts: bool | None,
@@ -127,8 +127,6 @@ class ProblemsPanel(QWidget):
                         if e == element and leaf.checkState(0) == Qt.Checked)
                 base = _ELEMENT_NAMES.get(element, element)
                 top.setText(0, f"{base}  ({n} ticked)" if n else base)
-                if n:
-                    top.setExpanded(True)
             self.note.set_text(note or "")
             self.text_format.setCurrentIndex(max(0, self.text_format.findData(text_format)))
             self.unit_type.setCurrentIndex(max(0, self.unit_type.findData(unit_type)))
@@ -147,8 +145,9 @@ class ProblemsPanel(QWidget):
             parts.append(f"{group}: {ty.acceptability(problems, group)}")
         notes = [p.note for p in problems if p.type == ty.NOTE and p.note]
         self.acceptability.setText(" · ".join(parts) + ("".join(f"<br>note: {n}" for n in notes)))
+        c = colors.color(hex_)
         self.acceptability.setStyleSheet(f"QLabel {{ border-left: 8px solid {hex_}; padding: 4px 6px;"
-                                         f" background: {hex_}22; }}")
+                                         f" background: rgba({c.red()}, {c.green()}, {c.blue()}, 40); }}")
 
     def flush(self) -> None:
         self.note.flush()
