@@ -267,3 +267,41 @@ def test_annotator_name_asked_once_and_remembered(qtbot, tmp_path, monkeypatch):
     s2 = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
     assert annotator_name("osuser", None, s2) == "Berit"
     assert asked == ["osuser"]
+
+
+def test_difficulty_form_from_scratch_tom_pair_toi_search_and_eligibility(qtbot, tmp_path):
+    window = _open(qtbot, tmp_path / "f.db")
+    window.load_demo()
+    item = window.current
+    form = window.difficulty
+    assert form.total.text().startswith("Total so far: 0")
+
+    # TOI is searchable: part of a concept name finds it
+    toi = form.controls["toi"]
+    toi.completer().setCompletionPrefix("reas")
+    assert toi.completer().currentCompletion().startswith("reason (4 pts)")
+
+    # Appendix A: TOI time 2, TOM literal + synonymous 1, NPhr two 1, NI one 0, NIt unspecified 1,
+    # NPar within paragraph 0, IC compare 0, POD literal 1.5, TOC single addition 1  ->  7.5
+    for var, value in (("toi", "time"), ("nphr", "2"), ("ni", "1"), ("nit", "unspecified"), ("npar", "1"),
+                       ("ic", "compare"), ("pod", "literal"), ("toc", "addition")):
+        combo = form.controls[var]
+        combo.setCurrentIndex(combo.findData(value))
+        combo.activated.emit(combo.currentIndex())
+    assert "to score: TOM" in form.total.text()
+    form.tom_q.setCurrentIndex(form.tom_q.findData("lm"))
+    form.tom_q.activated.emit(form.tom_q.currentIndex())
+    form.tom_a.setCurrentIndex(form.tom_a.findData("sm"))
+    form.tom_a.activated.emit(form.tom_a.currentIndex())
+    assert "Total difficulty: 7.5" in form.total.text()
+    assert "one literal, the other synonymous" in form.tom_label.text()
+    own = window.backend.store.question(item, annotator="anna").assessments[0]
+    assert own.values["tom"] == ["lm", "sm"] and len(own.values) == 9
+
+    # a vocabulary-based MCQ unit is out of the scale's reach: the banner says so
+    unit = window.problems.unit_type
+    unit.setCurrentIndex(unit.findData("vocabulary"))
+    unit.activated.emit(unit.currentIndex())
+    assert not form.banner.isHidden()
+    assert "Not eligible" in form.banner.text() and "vocabulary" in form.banner.text()
+    _close(window)
