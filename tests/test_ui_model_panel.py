@@ -278,3 +278,26 @@ def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n
     assert [r.field for r in store.history(item_id=item, since=before)] == ["problem.add"]
     assert mr.panel.suggest.isHidden()
     _close(window)
+
+
+@needs_model
+def test_agreement_tally_is_read_back_from_the_database(qtbot, monkeypatch, green, tmp_path):
+    db = tmp_path / "review.db"
+    window = _window(qtbot, monkeypatch, green, TINY, db=db)
+    mr = window.model_review
+    first = window.current
+    _wait_scored(qtbot, window, first)
+    assert mr.accept_evidence() is not None
+    window.next_item()
+    second = window.current
+    _wait_scored(qtbot, window, second)
+    mr.reject_evidence()
+    _close(window)
+
+    window = _window(qtbot, monkeypatch, green, TINY, db=db)
+    mr = window.model_review
+    qtbot.waitUntil(lambda: mr.tally_loaded, timeout=30000)
+    assert mr.tally.f1 == {first: 1.0}
+    assert mr.tally.decisions == {first: "accepted", second: "rejected"}
+    assert "100.0" in mr.panel.evidence.tally.text() and "1 rejected" in mr.panel.evidence.tally.text()
+    _close(window)

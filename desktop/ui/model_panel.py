@@ -131,6 +131,7 @@ class ModelReview(QObject):
         self.view: ms.ModelView | None = None
         self.tally = AgreementTally()
         self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self.tally_loaded = False
         self._whatif_gen = 0
         self._pending: str | None = None  # item whose scores are being computed
         self._progress: QProgressDialog | None = None
@@ -153,6 +154,7 @@ class ModelReview(QObject):
         self.worker.whatifScored.connect(self._whatif_scored)
         self.worker.batchChunk.connect(self._batch_chunk)
         self.worker.batchFinished.connect(self._batch_finished)
+        self.worker.jobDone.connect(self._job_done)
         self.worker.start()
         window.installEventFilter(self)
 
@@ -249,6 +251,36 @@ class ModelReview(QObject):
         st = self.window.state
         if st is not None:
             self.show(st, new_item=False, request=True)
+        self._start_tally()
+
+    def _read_datasets(self):
+        """A function for the worker: every dataset with this annotator's annotations, read
+        through a connection of its own when the database is a file."""
+        from desktop.store import Store
+        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+
+        def read():
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, create=False) if own else shared
+            try:
+                return store.load_datasets(annotator=me)
+            finally:
+                if own:
+                    store.close()
+        return read
+
+    def _start_tally(self) -> None:
+        read, me, model_id = self._read_datasets(), self.backend.annotator, self.model.id
+        self.worker.run_job("tally", lambda: ms.agreement_over(read(), me, model_id))
+
+    def _job_done(self, name: str, result) -> None:
+        if name == "tally" and result is not None:
+            f1, decisions = result
+            # what this session already recorded is newer than the database read
+            self.tally.f1 = {**f1, **self.tally.f1}
+            self.tally.decisions = {**decisions, **self.tally.decisions}
+            self.tally_loaded = True
+            self.panel.evidence.set_tally(self.tally.summary())
 
     def _model_failed(self, message: str) -> None:
         self.model_error = message
@@ -445,21 +477,13 @@ class ModelReview(QObject):
         if self.model is None:
             self.window.statusBar().showMessage(f"No model: {self.model_error or 'still loading'}", 8000)
             return False
-        path, model_id = self.backend.path, self.model.id
+        model_id = self.model.id
         formats = [f for f in ms.FORMATS if f in self.model.card.formats]
-        shared = self.backend.store
+        read = self._read_datasets()
 
         def loader():
-            from desktop.store import Store
-            own = path not in (None, "", ":memory:") and os.path.exists(path)
-            store = Store.open(path, create=False) if own else shared  # a read connection of its own
-            try:
-                datasets = store.load_datasets()
-            finally:
-                if own:
-                    store.close()
             out, seen = [], set()
-            for ds in datasets:
+            for ds in read():
                 for p in ds.passages:
                     for q in p.questions:
                         have = {pr.input_format for pr in q.predictions if pr.model_id == model_id}

@@ -238,3 +238,28 @@ def evidence_agreement(model_evidence: str, annotator_evidence: Sequence[str]) -
     if not model_evidence or not annotator_evidence:
         return None
     return evidence_f1(model_evidence, annotator_evidence)
+
+
+def agreement_over(datasets, annotator: str, model_id: str) -> tuple[dict[str, float], dict[str, str]]:
+    """The stored state of the spot-check: per item the evidence F1 of `model_id`'s evidence
+    against `annotator`'s evidence spans, and the decisions the store shows (a span of
+    origin model-accepted: accepted; the annotator among those who rejected: rejected)."""
+    from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED
+
+    f1: dict[str, float] = {}
+    decisions: dict[str, str] = {}
+    for ds in datasets:
+        for p in ds.passages:
+            for q in p.questions:
+                view = view_of(q, model_id=model_id)
+                if view is None or view.evidence is None:
+                    continue
+                mine = [s for s in q.spans if s.role == EVIDENCE and s.annotator == annotator and s.origin != MODEL]
+                score = evidence_agreement(view.evidence[2], [s.text(p.text) for s in mine])
+                if score is not None:
+                    f1[q.id] = score
+                if any(s.origin == MODEL_ACCEPTED for s in mine):
+                    decisions[q.id] = "accepted"
+                elif annotator in view.evidence_rejected_by:
+                    decisions[q.id] = "rejected"
+    return f1, decisions

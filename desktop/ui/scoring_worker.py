@@ -28,6 +28,7 @@ class ScoringWorker(QObject):
     whatifScored = Signal(int, object)  # request number, probabilities
     batchChunk = Signal(object, int, int)  # [(item id, Prediction)], done, total
     batchFinished = Signal(bool, str)  # cancelled, message
+    jobDone = Signal(str, object)  # name, result of a background job (None if it failed)
 
     def __init__(self, model_dir, parent=None):
         super().__init__(parent)
@@ -41,8 +42,8 @@ class ScoringWorker(QObject):
         self._batch: Callable[[], list] | None = None
         self._batch_cancel = threading.Event()
         self._batch_running = False
+        self._jobs: list[tuple[str, Callable[[], Any]]] = []
         self._stop = False
-        self._load = True
         self._thread = threading.Thread(target=self._loop, name="mcqlens-model", daemon=True)
 
     def start(self) -> None:
@@ -78,6 +79,12 @@ class ScoringWorker(QObject):
             self._cond.notify()
             return True
 
+    def run_job(self, name: str, fn: Callable[[], Any]) -> None:
+        """Run `fn()` in the worker's thread after the interactive requests; `jobDone` brings the result."""
+        with self._cond:
+            self._jobs.append((name, fn))
+            self._cond.notify()
+
     def cancel_batch(self) -> None:
         self._batch_cancel.set()
 
@@ -101,7 +108,7 @@ class ScoringWorker(QObject):
         done = total = 0
         while True:
             with self._cond:
-                while not (self._stop or self._item or self._whatif or self._batch or batch):
+                while not (self._stop or self._item or self._whatif or self._batch or batch or self._jobs):
                     self._cond.wait()
                 if self._stop:
                     return
@@ -109,14 +116,22 @@ class ScoringWorker(QObject):
                 item = None if whatif else self._item
                 if item is not None:
                     self._item = None
-                loader = None
-                if not whatif and item is None and batch is None and self._batch is not None:
+                loader = job = None
+                if not whatif and item is None and self._jobs:
+                    job = self._jobs.pop(0)
+                elif not whatif and item is None and batch is None and self._batch is not None:
                     loader, self._batch = self._batch, None
                     self._batch_running = True
             if whatif is not None:
                 self._run_whatif(*whatif)
             elif item is not None:
                 self._run_item(*item)
+            elif job is not None:
+                try:
+                    result = job[1]()
+                except Exception:  # noqa: BLE001 - a job's failure leaves the panel as it was
+                    result = None
+                self.jobDone.emit(job[0], result)
             elif loader is not None:
                 try:
                     batch = list(loader()) if self.model is not None else []
