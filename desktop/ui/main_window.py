@@ -161,7 +161,7 @@ class MainWindow(QMainWindow):
         row = QHBoxLayout()
         row.addStretch(1)
         imp = QPushButton("Import a file…")
-        imp.clicked.connect(self.choose_import)
+        imp.clicked.connect(lambda: self.choose_import())
         demo = QPushButton("Load the demo items")
         demo.clicked.connect(self.load_demo)
         row.addWidget(imp)
@@ -182,7 +182,8 @@ class MainWindow(QMainWindow):
             return a
 
         file_menu = self.menuBar().addMenu("&File")
-        action(file_menu, "&Import…", self.choose_import, [QKeySequence.Open])
+        action(file_menu, "&Import…", lambda: self.choose_import(), [QKeySequence.Open])
+        action(file_menu, "Import a &folder…", lambda: self.choose_import(folder=True))
         action(file_menu, "Load the &demo items", self.load_demo)
         file_menu.addSeparator()
         action(file_menu, "&Quit", self.close, [QKeySequence.Quit])
@@ -449,14 +450,17 @@ class MainWindow(QMainWindow):
         self.navigator.model.facts.update(compute_facts([ds], self.backend.annotator))
 
     # ================================================================ import
-    def choose_import(self) -> None:
-        start = self.settings.value("last_import_dir", "") if self.settings is not None else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Import items (RACE, EMBRACE, ExpMRC, …)", str(start),
-                                              IMPORT_FILTER)
+    def choose_import(self, folder: bool = False) -> None:
+        start = str(self.settings.value("last_import_dir", "")) if self.settings is not None else ""
+        if folder:  # RACE ships as folders of one .txt per passage
+            path = QFileDialog.getExistingDirectory(self, "Import a folder of RACE files", start)
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, "Import items (RACE, EMBRACE, ExpMRC, …)", start,
+                                                  IMPORT_FILTER)
         if path:
             if self.settings is not None:
                 import os
-                self.settings.setValue("last_import_dir", os.path.dirname(path))
+                self.settings.setValue("last_import_dir", path if folder else os.path.dirname(path))
             self.import_file(path)
 
     def import_file(self, path: str) -> None:
