@@ -301,3 +301,25 @@ def test_agreement_tally_is_read_back_from_the_database(qtbot, monkeypatch, gree
     assert mr.tally.decisions == {first: "accepted", second: "rejected"}
     assert "100.0" in mr.panel.evidence.tally.text() and "1 rejected" in mr.panel.evidence.tally.text()
     _close(window)
+
+
+@needs_model
+def test_editing_model_evidence_marks_the_annotators_own_span(qtbot, monkeypatch, green):
+    window = _window(qtbot, monkeypatch, green, TINY)
+    mr = window.model_review
+    item = window.current
+    _wait_scored(qtbot, window, item)
+    start, end, text = mr.view.evidence
+    mr.edit_evidence()
+    assert window.passage.selection() == (start, end)
+    # the annotator drops the sentence's last word, then presses E
+    trimmed = text.rstrip(".!?\"' ").rsplit(" ", 1)[0]
+    window.passage.set_selection(start, start + len(trimmed))
+    qtbot.keyClick(window.passage, Qt.Key_E)
+    spans = [s for s in window.backend.store.question(item).spans if s.role == EVIDENCE and s.annotator == "anna"]
+    assert [(s.start, s.end, s.origin) for s in spans] == [(start, start + len(trimmed), "human")]
+    assert not any(s.origin == "model" for s in window.passage.spans)
+    assert mr.tally.decisions[item] == "edited"
+    from desktop.domain.expmrc_metric import evidence_f1
+    assert mr.tally.f1[item] == pytest.approx(evidence_f1(text, [trimmed])) and mr.tally.f1[item] < 1.0
+    _close(window)

@@ -85,7 +85,7 @@ class EvidenceCheck(QGroupBox):
         self.set_evidence(None, "")
 
     def set_evidence(self, text: str | None, state: str) -> None:
-        """`state`: "" (pending), "accepted", "rejected"; None text: the model gives none."""
+        """`state`: "" (pending), "accepted", "edited", "rejected"; None text: the model gives none."""
         pending = bool(text) and not state
         for b in (self.accept, self.edit, self.reject):
             b.setEnabled(pending)
@@ -93,6 +93,7 @@ class EvidenceCheck(QGroupBox):
             self.text.setText("<i>no model evidence for this item</i>")
         else:
             mark = {"accepted": " — <b style='color:#2E7D32'>accepted</b>",
+                    "edited": " — <b style='color:#1565C0'>your evidence overlaps it</b>",
                     "rejected": " — <b style='color:#C62828'>rejected</b>"}.get(state, "")
             self.text.setText(f"“{_escape(text)}”{mark}")
 

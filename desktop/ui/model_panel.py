@@ -326,11 +326,14 @@ class ModelReview(QObject):
         if v is None or v.evidence is None:
             return ""
         start, end, _ = v.evidence
-        if any(s.role == EVIDENCE and (s.start, s.end) == (start, end) and s.origin != MODEL
-               for s in state.question.spans):
+        evidence = [s for s in state.question.spans if s.role == EVIDENCE and s.origin != MODEL]
+        if any((s.start, s.end) == (start, end) for s in evidence):
             return "accepted"
         if self.backend.annotator in v.evidence_rejected_by:
             return "rejected"
+        # the annotator's own evidence over the model's sentence: edited (or found alike)
+        if any(s.annotator == self.backend.annotator and s.start < end and start < s.end for s in evidence):
+            return "edited"
         return ""
 
     def _show_evidence(self, state) -> None:
