@@ -7,13 +7,15 @@ writes to the store.
 """
 from __future__ import annotations
 
+import html
 import time
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
+    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSizePolicy,
+    QSplitter,
     QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -75,15 +77,17 @@ class MainWindow(QMainWindow):
 
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
-        toolbar.addWidget(QLabel("Mark selection:"))
+        toolbar.addWidget(QLabel("Mark:"))
         ev = QPushButton("Evidence (E)")
         ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
         ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
-        req = QPushButton("Required paragraphs (P)")
+        req = QPushButton("Required ¶ (P)")
+        req.setToolTip("Mark the paragraphs of the selection as required paragraphs")
         req.setStyleSheet(f"QPushButton {{ border-left: 6px solid {colors.REQUIRED_HEX}; padding: 3px 8px; }}")
         req.clicked.connect(lambda: self._mark_button(REQUIRED))
         self._basis_buttons = QHBoxLayout()
-        self.remove_button = QPushButton("Remove span (Del)")
+        self.remove_button = QPushButton("Remove (Del)")
+        self.remove_button.setToolTip("Remove the selected span")
         self.remove_button.setEnabled(False)
         self.remove_button.clicked.connect(self._remove_selected)
         for b in (ev, req, self.remove_button):
@@ -94,6 +98,8 @@ class MainWindow(QMainWindow):
         toolbar.addStretch(1)
         self.span_info = QLabel()
         self.span_info.setStyleSheet("color: #444;")
+        self.span_info.setMinimumWidth(10)
+        self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         toolbar.addWidget(self.span_info)
         toolbar.addWidget(self.remove_button)
 
@@ -152,7 +158,7 @@ class MainWindow(QMainWindow):
             "<h2>This database has no items yet</h2>"
             "<p>Bring RACE, EMBRACE or ExpMRC items in with <b>File → Import…</b> (Ctrl+O), "
             "or from a terminal:</p>"
-            "<pre>  mcqlens import embrace_green.jsonl --db annotations.db</pre>"
+            f"<pre>  mcqlens import FILE --db {html.escape(str(self.backend.path))}</pre>"
             "<p>Every edit is saved the moment you make it; Ctrl+Z undoes, also after a restart.</p>"
             "<p>To look around first, load six demo questions written for MCQ Lens.</p>")
         text.setTextFormat(Qt.RichText)
@@ -540,6 +546,15 @@ class MainWindow(QMainWindow):
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
         box.setAttribute(Qt.WA_DeleteOnClose)
         box.open()  # not exec(): the window keeps running (and tests are not blocked)
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        if not getattr(self, "_shared_out", False):
+            # Share the width once the window has its real size: the passage gets the most.
+            self._shared_out = True
+            w = max(self.work.width(), 900)
+            nav, tabs = int(w * 0.2), int(w * 0.26)
+            self.work.setSizes([nav, w - nav - tabs, tabs])
 
     def closeEvent(self, event):
         self.flush()

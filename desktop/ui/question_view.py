@@ -9,7 +9,7 @@ import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget,
+    QFrame, QGridLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.model import BASIS, Question, letter
@@ -23,7 +23,18 @@ class QuestionView(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        outer = QVBoxLayout(self)
+        # The content scrolls inside this widget, so a short pane never clips an alternative
+        # (and the widget itself can sit in any splitter).
+        shell = QVBoxLayout(self)
+        shell.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        content = QWidget()
+        scroll.setWidget(content)
+        shell.addWidget(scroll)
+        outer = QVBoxLayout(content)
         outer.setContentsMargins(6, 6, 6, 6)
         self.header = QLabel()
         self.header.setStyleSheet("color: #555;")
