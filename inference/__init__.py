@@ -24,7 +24,8 @@ from desktop.domain.errors import ModelError
 from inference import formatting, metrics
 from inference.card import ModelCard, load_card
 
-DEFAULT_TOKENS_PER_BATCH = 16384  # B × O × T per run: bounds memory, keeps batches full
+DEFAULT_TOKENS_PER_BATCH = 16384  # B × O × T per run on CPU: bounds memory, keeps batches full
+GPU_TOKENS_PER_BATCH = 1 << 18  # a GPU needs large batches to be busy
 
 
 @dataclass
@@ -130,7 +131,7 @@ def scores_from_logits(logits: np.ndarray, temperature: float) -> list[tuple[lis
 
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
-          tokens_per_batch: int = DEFAULT_TOKENS_PER_BATCH, item_ids: Sequence[str] | None = None,
+          tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
           nota_indices: Sequence[int | None] | None = None) -> list[QuestionScores]:
     """Score questions (domain `Question`s) in the given formats (default: the card's).
 
@@ -141,6 +142,8 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     is computed.
     """
     formats = list(formats or model.card.formats)
+    if tokens_per_batch is None:
+        tokens_per_batch = GPU_TOKENS_PER_BATCH if model.runner.on_gpu else DEFAULT_TOKENS_PER_BATCH
     for fmt in formats:
         formatting.check_format(fmt)
         if fmt not in model.card.formats:
