@@ -306,6 +306,8 @@ class ModelReview(QObject):
         if view is None and model_id is None:
             view = ms.view_of(q)
         self.view = view
+        if self.model is None:
+            self.panel.set_title(view.model_name if view else None, "stored scores" if view else "")
         has_tag = any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in q.problems)
         self.panel.show_view(view, len(q.alternatives), q.key,
                              suggest=view is not None and view.answerable_without_reading and not has_tag)
