@@ -10,11 +10,9 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from desktop.domain.model import BASIS, EVIDENCE, HUMAN  # noqa: E402

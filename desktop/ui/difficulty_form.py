@@ -24,7 +24,7 @@ def _pts(p: float) -> str:
     return f"{p:g} pt" + ("" if p == 1 else "s")
 
 
-def _combo(chars: int = 12) -> QComboBox:
+def _combo(chars: int = 10) -> QComboBox:
     # Category names are long: keep the form narrow and show them whole in the list and tooltip.
     combo = QComboBox()
     combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)

@@ -11,7 +11,7 @@ import html
 import time
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSizePolicy,
@@ -264,7 +264,6 @@ class MainWindow(QMainWindow):
             owner = (f"{len(st.inherited)} value(s) shown from the assessment of “{who}”; "
                      "choosing a value records your own.")
         self.difficulty.set_values(st.values, owner)
-        worst = None
         from desktop.domain import difficulty as km
         from desktop.domain import typology as ty
         worst = ty.item_worst_tier(q.problems)
@@ -572,7 +571,3 @@ class MainWindow(QMainWindow):
             QApplication.processEvents()
         if not self.grab().save(path):
             raise McqLensError(f"cannot write the screenshot {path}")
-
-
-def single_shot(ms: int, fn) -> None:
-    QTimer.singleShot(ms, fn)
