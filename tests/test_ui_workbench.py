@@ -303,3 +303,20 @@ def test_difficulty_form_from_scratch_tom_pair_toi_search_and_eligibility(qtbot,
     assert not form.banner.isHidden()
     assert "Not eligible" in form.banner.text() and "vocabulary" in form.banner.text()
     _close(window)
+
+
+def test_passage_offsets_stay_python_offsets_with_crlf_and_emoji(qtbot):
+    from desktop.ui.passage_view import PassageView
+    text = "First line.\r\nA smile 😀 then the word target here."
+    view = PassageView()
+    qtbot.addWidget(view)
+    view.set_passage(text, [], 4)
+    start = text.index("target")
+    view.set_selection(start, start + len("target"))
+    assert view.textCursor().selectedText() == "target"
+    assert view.selection() == (start, start + len("target"))
+    marked = []
+    view.markRequested.connect(lambda *a: marked.append(a))
+    view.set_selection(start + 2, start + 4)  # "rg": snapped to the whole word
+    assert view.mark(EVIDENCE)
+    assert marked == [(EVIDENCE, -1, start, start + len("target"))]

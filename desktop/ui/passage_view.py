@@ -62,7 +62,8 @@ class PassageView(QTextEdit):
         if text != self._text:
             self._text = text
             self._map = OffsetMap(text)
-            self.setPlainText(text)
+            # Qt makes one paragraph break of "\r\n"; a space for the "\r" keeps offsets one to one.
+            self.setPlainText(text.replace("\r\n", " \n"))
             self._space_lines()
         self._alternatives = max(n_alternatives, 1)
         self._selected_id = None
