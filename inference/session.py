@@ -2,8 +2,9 @@
 
 CUDA when onnxruntime-gpu is installed and a GPU answers, else CPU — always with a
 message that says which and why.  On CPU the int8 graph is preferred, on GPU the fp16
-graph (derived from the fp32 graph on first GPU use when the model ships none and
-the `onnx` package is present; an int8-only model runs its int8 graph).  Only the inputs the graph declares are fed; on GPU
+graph (derived on first GPU use from the fp32 graph, or from the int8 graph with its
+weights dequantized, when the model ships none and the `onnx` package is present).
+Only the inputs the graph declares are fed; on GPU
 inputs and outputs go through IO binding.
 """
 from __future__ import annotations
@@ -98,7 +99,7 @@ class Runner:
             from onnxruntime.transformers.onnx_model import OnnxModel  # noqa: F401
         except ImportError:
             return False
-        return "fp32" in self.card.files
+        return "fp32" in self.card.files or "int8" in self.card.files
 
     def _graph_path(self, precision: str) -> Path:
         if precision in self.card.files:
@@ -125,14 +126,15 @@ class Runner:
 
 
 def derive_fp16(directory: Path, card: ModelCard) -> Path:
-    """An fp16 graph from the shipped fp32 graph, cached beside it.
+    """An fp16 graph from the shipped fp32 graph (or the int8 one, dequantized), cached.
 
     Written to the model directory when it is writable, else to the user cache.
     """
     import onnx
-    from onnxruntime.transformers.onnx_model import OnnxModel
 
-    source = directory / card.files["fp32"]
+    from inference.dequantize import dequantize_model, to_fp16
+
+    source = directory / card.files.get("fp32", card.files.get("int8", ""))
     target = directory / "model.fp16.derived.onnx"
     if not os.access(directory, os.W_OK):
         cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcqlens" / card.id
@@ -140,9 +142,10 @@ def derive_fp16(directory: Path, card: ModelCard) -> Path:
         target = cache / "model.fp16.derived.onnx"
     if target.is_file() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
-    m = OnnxModel(onnx.load(str(source)))
-    m.convert_float_to_float16(keep_io_types=True)
-    m.save_model_to_file(str(target))
+    model = onnx.load(str(source))
+    if "fp32" not in card.files:
+        model = dequantize_model(model)
+    onnx.save(to_fp16(model), str(target))
     return target
 
 

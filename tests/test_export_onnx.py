@@ -88,3 +88,16 @@ def test_int8_check_refuses_a_graph_that_disagrees(exported, dev):
     _, out, _ = exported
     with pytest.raises(E.ExportError, match="agree with fp32"):
         E.validate_int8(out / "model.onnx", out / "model.int8.onnx", dev, minimum=1.01)
+
+
+def test_fully_quantized_graph_dequantizes_back_near_fp32(exported, dev, tmp_path):
+    from inference.dequantize import dequantize_model
+
+    _, out, _ = exported
+    E.quantize_int8(out / "model.onnx", tmp_path / "q.onnx", E.FULL_INT8)
+    q = onnx.load(str(tmp_path / "q.onnx"))
+    assert {"MatMulInteger", "QAttention"} <= {n.op_type for n in q.graph.node}
+    onnx.save(dequantize_model(q), str(tmp_path / "f.onnx"))
+    fp32, back = E.onnx_logits(out / "model.onnx", dev), E.onnx_logits(tmp_path / "f.onnx", dev)
+    assert E.agreement(fp32, back, dev.option_mask) >= 0.99
+    assert np.abs(fp32 - back)[dev.option_mask].max() < 0.05
