@@ -145,3 +145,40 @@ def test_sigkill_fifty_times_loses_no_acknowledged_change(small_db, tmp_path, ca
     print(f"{KILLS} kills, {killed_mid_stream} mid-stream, {acknowledged} acknowledged changes, {elapsed:.1f} s")
     assert killed_mid_stream >= KILLS // 2  # the kills really fell between commits, not after the script
     assert acknowledged > KILLS
+
+
+def test_import_killed_midway_stores_all_or_nothing(tmp_path):
+    """An import is one transaction: killed while it writes, no file is in part."""
+    from desktop import formats
+
+    data = ROOT / ".." / "shared" / "data"
+    files = [data / "embrace" / "embrace_yellow.jsonl", data / "embrace" / "embrace_green.jsonl",
+             data / "expmrc" / "expmrc-race-dev.json", data / "dream" / "train.json"]
+    n_questions = sum(1 for f in files for d in formats.read(f) for _ in d.questions())
+    rng = random.Random(7)
+    outcomes = []
+    for attempt in range(4):
+        db = tmp_path / f"import{attempt}.db"
+        wal = Path(f"{db}-wal")
+        proc = subprocess.Popen([sys.executable, "-m", "desktop.cli", "import", *map(str, files), "--db", str(db)],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if attempt < 3:
+            deadline = time.monotonic() + 60
+            # the write transaction has begun once pages spill into the WAL (the schema alone is far smaller)
+            while proc.poll() is None and time.monotonic() < deadline and (
+                    not wal.exists() or wal.stat().st_size < 2 * 2**20):
+                time.sleep(0.002)
+            time.sleep(rng.uniform(0, 0.05))
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(120)
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            stored = conn.execute("SELECT count(*) FROM questions").fetchone()[0]
+            imports = conn.execute("SELECT count(*) FROM imports").fetchone()[0]
+        finally:
+            conn.close()
+        assert (stored, imports) in ((0, 0), (n_questions, len(files)))  # never part of the files
+        outcomes.append(stored)
+    assert outcomes[:3].count(0) >= 2  # the kills really fell inside the transaction
+    assert outcomes[3] == n_questions  # the unkilled run imported everything
