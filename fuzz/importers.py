@@ -2,17 +2,19 @@
 
     python -m fuzz.importers --seconds 120                 # every importer, 120 s each
     python -m fuzz.importers --seconds 30 --format race    # one importer
-    python -m fuzz.importers --seconds 20 --save tests/data/bad
+    python -m fuzz.importers --seconds 20 --save /tmp/fuzz-failures
 
 Each example is a real file from ../shared/data (a few records of it) mutated by
 hypothesis: a JSON/XML/CSV value replaced by an arbitrary one, a key or element
 dropped, a record duplicated, the bytes truncated, flipped or spliced.  The file then
-goes through what `mcqlens import` does (`desktop.commands.import_._read`, which
-calls `formats.read`, then `Store.import_datasets` into an in-memory store).
+goes through what `mcqlens import` does: `formats.read` (with the format named, and
+with detection) and `Store.import_datasets` into an in-memory store.  The command's
+own safety net (which turns any reader crash into an error line) is left out on
+purpose, so that crashes are found in the readers.
 
 The property: the import succeeds, or it raises a `McqLensError` (InputError,
-StoreError) whose message names the file.  Anything else — a KeyError, TypeError,
-a hang past the per-example deadline — is a failure: the input is written to
+StoreError) whose message names the file.  Anything else — a KeyError, a TypeError,
+more than `--hang` seconds on one input — is a failure: the input is written to
 `fuzz/failures/` (or `--save DIR`) with its traceback, for a regression file in
 tests/data/bad/.
 """
@@ -224,14 +226,32 @@ def _failure_in(exc: BaseException) -> Failure | None:
     return None
 
 
+class _Hang(BaseException):
+    """Raised by the alarm; a BaseException so that no reader's `except` swallows it."""
+
+
+def _alarm(signum, frame):
+    raise _Hang()
+
+
+HANG_SECONDS = 10.0
+
+
 def check(data: bytes, fmt: str, workdir: Path) -> None:
+    import signal
+
     from desktop.domain.errors import McqLensError
 
     path = workdir / f"fuzz{SUFFIX[fmt]}"
     path.write_bytes(data)
     for mode in (fmt, "auto"):
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
         try:
             import_like_the_cli(path, mode)
+        except _Hang:
+            raise Failure(f"{mode}: no answer within {HANG_SECONDS:g} s", data,
+                          f"format given: {mode}\n" + traceback.format_exc()) from None
         except McqLensError as exc:
             if not str(exc).startswith(str(path)) and "database" not in str(exc) and "item" not in str(exc):
                 raise Failure(f"{mode}: message does not name the file: {exc}", data,
@@ -239,6 +259,8 @@ def check(data: bytes, fmt: str, workdir: Path) -> None:
         except Exception as exc:
             raise Failure(f"{mode}: {type(exc).__name__}: {exc}", data,
                           f"format given: {mode}\n" + traceback.format_exc()) from exc
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def fuzz(fmt: str, seconds: float, save: Path) -> tuple[int, list[str]]:
@@ -277,12 +299,16 @@ def fuzz(fmt: str, seconds: float, save: Path) -> tuple[int, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global HANG_SECONDS
     parser = argparse.ArgumentParser(prog="python -m fuzz.importers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=120, help="time per importer (default 120)")
     parser.add_argument("--format", choices=IMPORTERS, action="append", help="only this importer (repeatable)")
+    parser.add_argument("--hang", type=float, default=HANG_SECONDS,
+                        help="seconds one input may take before it counts as a hang (default 10)")
     parser.add_argument("--save", type=Path, default=ROOT / "fuzz" / "failures",
                         help="where failing inputs go (default fuzz/failures)")
     args = parser.parse_args(argv)
+    HANG_SECONDS = args.hang
     total_failures = 0
     for fmt in args.format or IMPORTERS:
         t = time.monotonic()
