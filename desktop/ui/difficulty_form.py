@@ -51,6 +51,7 @@ class DifficultyForm(QWidget):
         self.owner.setStyleSheet("color: #666;")
         outer.addWidget(self.owner)
         self.total = QLabel()
+        self.total.setWordWrap(True)
         font = self.total.font()
         font.setPointSizeF(font.pointSizeF() + 2)
         font.setBold(True)

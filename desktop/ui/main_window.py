@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
             self.current, self.state = None, None
             return
         self.pages.setCurrentWidget(self.work)
+        self._share_width()
         self.navigator.set_rows(rows)
         target = select or self.current or rows[0].item_id
         if self.navigator.model.row_of(target) is None:
@@ -548,12 +549,16 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event):
         super().showEvent(event)
-        if not getattr(self, "_shared_out", False):
-            # Share the width once the window has its real size: the passage gets the most.
-            self._shared_out = True
-            w = max(self.work.width(), 900)
-            nav, tabs = int(w * 0.2), int(w * 0.26)
-            self.work.setSizes([nav, w - nav - tabs, tabs])
+        self._share_width()
+
+    def _share_width(self) -> None:
+        """Share the width once the work area shows at its real size: the passage gets the most."""
+        if getattr(self, "_shared_out", False) or not self.isVisible() or self.pages.currentWidget() is not self.work:
+            return
+        self._shared_out = True
+        w = max(self.width() - 12, 900)
+        nav, tabs = int(w * 0.2), int(w * 0.27)
+        self.work.setSizes([nav, w - nav - tabs, tabs])
 
     def closeEvent(self, event):
         self.flush()

@@ -1,16 +1,14 @@
 """The stem and its alternatives A–D, the key marked, each alternative in its basis colour.
 
 The alternatives double as the legend of the passage view: the swatch in front of
-"B" is the colour of B's basis, and its button marks the selection as B's basis.
+"B" is the colour of B's basis, and clicking it marks the selection as B's basis.
 """
 from __future__ import annotations
 
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QFrame, QGridLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
-)
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.domain.model import BASIS, Question, letter
 from desktop.ui import colors
@@ -38,6 +36,7 @@ class QuestionView(QWidget):
         outer.setContentsMargins(6, 6, 6, 6)
         self.header = QLabel()
         self.header.setStyleSheet("color: #555;")
+        self.header.setWordWrap(True)
         self.stem = QLabel()
         self.stem.setWordWrap(True)
         self.stem.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -47,13 +46,14 @@ class QuestionView(QWidget):
         self.stem.setFont(font)
         outer.addWidget(self.header)
         outer.addWidget(self.stem)
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 4, 0, 4)
-        self.grid.setHorizontalSpacing(8)
-        self.grid.setVerticalSpacing(4)
-        self.grid.setColumnStretch(1, 1)
-        outer.addWidget(self.grid_host)
+        # One rich-text label for all alternatives: a single height-for-width label lays out
+        # reliably (a grid of wrapped labels kept stale row heights), and restyling is free.
+        self.alternatives = QLabel()
+        self.alternatives.setWordWrap(True)
+        self.alternatives.setTextFormat(Qt.RichText)
+        self.alternatives.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.LinksAccessibleByMouse)
+        self.alternatives.linkActivated.connect(self._link)
+        outer.addWidget(self.alternatives)
         legend = QLabel(
             "<span style='color:#555'>Legend:</span> "
             f"<span style='background:{colors.EVIDENCE_HEX}'>&nbsp;evidence&nbsp;</span> &nbsp; "
@@ -65,7 +65,6 @@ class QuestionView(QWidget):
         legend.setTextFormat(Qt.RichText)
         outer.addWidget(legend)
         outer.addStretch(1)
-        self._rows: list[tuple[QPushButton, QLabel]] = []
         self._text = ""
         self.question: Question | None = None
 
@@ -75,42 +74,18 @@ class QuestionView(QWidget):
         if q is None:
             self.header.setText("")
             self.stem.setText("No item selected.")
-            for button, label in self._rows:
-                button.hide()
-                label.hide()
+            self.alternatives.setText("")
             return
         self.header.setText(f"{q.source} · passage {q.passage_id} · question {q.index + 1} · id {q.id}")
         self.stem.setText(q.stem)
-        # Rows are made once and reused: restyling widgets per item is what makes Qt slow.
-        while len(self._rows) < len(q.alternatives):
-            self._add_row(len(self._rows))
-        for i, (button, label) in enumerate(self._rows):
-            button.setVisible(i < len(q.alternatives))
-            label.setVisible(i < len(q.alternatives))
         self.update_counts(q)
-
-    def _add_row(self, i: int) -> None:
-        hex_ = colors.alternative_hex(i)
-        button = QPushButton(letter(i))
-        button.setFixedWidth(34)
-        button.setToolTip(f"Mark the selected text as the basis of {letter(i)} (key {i + 1} or {letter(i)})")
-        button.setStyleSheet(f"QPushButton {{ background: {hex_}; color: white; font-weight: bold;"
-                             " border-radius: 4px; padding: 3px; }")
-        button.setFocusPolicy(Qt.NoFocus)
-        button.clicked.connect(lambda _=False, i=i: self.basisRequested.emit(i))
-        label = QLabel()
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.RichText)
-        label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
-        label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
-        self.grid.addWidget(button, i, 0, Qt.AlignTop)
-        self.grid.addWidget(label, i, 1, Qt.AlignTop)
-        self._rows.append((button, label))
 
     def update_counts(self, q: Question) -> None:
         """Each alternative with its key mark and the start of its basis, in the basis colour."""
-        for i, (_b, label) in enumerate(self._rows[: len(q.alternatives)]):
-            text = html.escape(q.alternatives[i])
+        rows = []
+        for i, alternative in enumerate(q.alternatives):
+            hex_ = colors.alternative_hex(i)
+            text = html.escape(alternative)
             if q.key == i:
                 text = (f"<span style='background:#DDF2E0'><b>{text}</b></span> "
                         "&nbsp;<span style='color:#2E7D32'><b>✔ key</b></span>")
@@ -119,14 +94,22 @@ class QuestionView(QWidget):
             if i in q.unanswerable_alternatives:
                 text += " <span style='color:#888'>(not enough information)</span>"
             bases = sorted(q.spans_with(BASIS, i), key=lambda s: s.start)
-            hex_ = colors.alternative_hex(i)
             if bases:
                 quotes = " · ".join(f"“{html.escape(_excerpt(self._text[s.start:s.end]))}”" for s in bases[:2])
                 more = f" (+{len(bases) - 2})" if len(bases) > 2 else ""
-                text += (f"<br><span style='color:{hex_}'>basis: <i>{quotes}</i>{more}</span>")
+                text += f"<br><span style='color:{hex_}'>basis: <i>{quotes}</i>{more}</span>"
             else:
                 text += "<br><span style='color:#999'>no basis marked</span>"
-            label.setText(text)
+            badge = (f"<a href='basis:{i}' style='color:white; text-decoration:none'>"
+                     f"<b>&nbsp;{letter(i)}&nbsp;</b></a>")
+            rows.append(f"<tr><td bgcolor='{hex_}' align='center' valign='top' width='26'>{badge}</td>"
+                        f"<td valign='top'>{text}</td></tr>")
+        self.alternatives.setText("<table cellspacing='4' cellpadding='2'>" + "".join(rows) + "</table>")
+        self.alternatives.setToolTip("Click a letter to mark the selected passage text as that alternative's basis")
+
+    def _link(self, href: str) -> None:
+        if href.startswith("basis:"):
+            self.basisRequested.emit(int(href.split(":", 1)[1]))
 
 
 def _excerpt(text: str, limit: int = 80) -> str:
