@@ -320,3 +320,30 @@ def test_passage_offsets_stay_python_offsets_with_crlf_and_emoji(qtbot):
     view.set_selection(start + 2, start + 4)  # "rg": snapped to the whole word
     assert view.mark(EVIDENCE)
     assert marked == [(EVIDENCE, -1, start, start + len("target"))]
+
+
+def test_keyboard_selection_and_letter_click_mark_spans(qtbot, tmp_path):
+    window = _open(qtbot, tmp_path / "k.db")
+    window.load_demo()
+    q = window.state.question
+    text = window.state.passage_text
+    view = window.passage
+    # keyboard only: put the caret before "Ada", extend by characters with Shift+Right, press 1 (basis of A)
+    start = text.index("Ada Morel")
+    view.set_selection(start, start)
+    view.setFocus()
+    for _ in range(5):  # "Ada M" -> snapped to "Ada Morel"
+        QTest.keyClick(view, Qt.Key_Right, Qt.ShiftModifier)
+    QTest.keyClick(view, Qt.Key_1)
+    mine = [s for s in window.backend.store.question(q.id, annotator="anna").spans if s.origin == HUMAN]
+    assert [(s.role, s.alternative, text[s.start:s.end]) for s in mine] == [(BASIS, 0, "Ada Morel")]
+
+    # the coloured letter in front of alternative D marks the selection as D's basis
+    phrase = "blue notebook"
+    s = text.index(phrase)
+    view.set_selection(s, s + len(phrase))
+    window.question_view.alternatives.linkActivated.emit("basis:3")
+    mine = [x for x in window.backend.store.question(q.id, annotator="anna").spans if x.origin == HUMAN]
+    assert (BASIS, 3, phrase) in [(x.role, x.alternative, text[x.start:x.end]) for x in mine]
+    assert f"“{phrase}”" in window.question_view.alternatives.text()
+    _close(window)
