@@ -528,7 +528,7 @@ class MainWindow(QMainWindow):
     def load_demo(self) -> None:
         from desktop.ui.demo_data import demo_dataset
         try:
-            result = self.backend.store.import_datasets([demo_dataset()], file=None)
+            result, _ = self.backend.import_datasets([demo_dataset()], None)
         except McqLensError as exc:
             self._error(str(exc))
             return
