@@ -87,3 +87,22 @@ def test_no_model_installed_or_unknown_format_is_a_clear_error(db, monkeypatch, 
     assert "no model is installed" in capsys.readouterr().err
     assert cli.main(["score", "--db", str(db), "--model", str(TINY), "--formats", "options"]) == 2
     assert "does not serve options" in capsys.readouterr().err
+
+
+def test_prediction_table_rows_from_stored_predictions(db):
+    from inference.prediction_table import COLUMNS, rows_for
+
+    assert cli.main(["score", "--db", str(db), "--model", str(TINY), "--device", "cpu", "--no-progress"]) == 0
+    with Store.open(db) as store:
+        item = store.items()[3].item_id
+        preds = store.predictions(item)
+    rows = rows_for(item, preds)
+    assert [r["format"] for r in rows] == [p.input_format for p in preds] and all(tuple(r) == COLUMNS for r in rows)
+    by = {r["format"]: r for r in rows}
+    for p in preds:
+        r = by[p.input_format]
+        assert r["predicted"] == "ABCD"[p.extra["predicted"]]
+        assert math.isclose(r["entropy_bits"], p.extra["entropy_bits"], abs_tol=1e-9)
+        assert math.isclose(r["n_eff"], p.extra["n_eff"], rel_tol=1e-9)
+        assert math.isclose(r["mi_bits"], p.extra["mi_bits"], abs_tol=1e-9)
+    assert rows_for(item, [p for p in preds if p.input_format == "standard"])[0]["mi_bits"] == ""
