@@ -161,17 +161,21 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         items = [formatting.encoder_texts(_passage_text(passages, q, i), q.stem, q.alternatives, fmt,
                                           nota_index=nota[i]) for i, q in enumerate(questions)]
         seqs = formatting.tokenize_items(model.tokenizer, items, model.card.max_length) if items else []
-        width = [max(len(ids_) for ids_, _ in row) for row in seqs]
-        order = sorted(range(n), key=lambda i: width[i])
+        width = [max((len(ids_) for ids_, _ in row), default=0) for row in seqs]
+        # a question without alternatives has nothing to score; it gets no result here
+        order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])
         scored = np.zeros(n, dtype=bool)
+        empty = [i for i in range(n) if not seqs[i]]
+        scored[empty] = True
+        done += len(empty)
         start = 0
-        while start < n:
+        while start < len(order):
             if cancel is not None and cancel():
                 complete &= scored
                 return [r for r, ok in zip(results, complete) if ok]
             # grow the batch while the padded size stays within the token budget
             end, n_opt = start + 1, len(seqs[order[start]])
-            while end < n and (end + 1 - start) * max(n_opt, len(seqs[order[end]])) * width[order[end]] \
+            while end < len(order) and (end + 1 - start) * max(n_opt, len(seqs[order[end]])) * width[order[end]] \
                     <= tokens_per_batch:
                 n_opt = max(n_opt, len(seqs[order[end]]))
                 end += 1

@@ -145,3 +145,14 @@ def test_missing_corrupt_or_mismatched_model_gives_clear_errors(tmp_path, model,
         inference.score(model, questions[:1], passages, ["options"])
     with pytest.raises(ModelError, match="not a model directory"):
         inference.load_model(tmp_path, device="cpu")
+
+
+def test_a_question_without_alternatives_is_skipped_not_fatal(model, expmrc):
+    passages, questions = expmrc
+    q = questions[0]
+    empty = Question(id="empty", passage_id=q.passage_id, index=9, stem=q.stem, alternatives=[], key=None)
+    seen = []
+    results = inference.score(model, [empty, q], passages, ["shortcut"], progress=lambda d, t: seen.append((d, t)))
+    assert results[0].formats == {} and results[0].predictions() == []
+    assert len(results[1].formats["shortcut"].probabilities) == len(q.alternatives)
+    assert seen[-1] == (2, 2)
