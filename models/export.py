@@ -158,17 +158,20 @@ def to_fp16(fp32_path: str | Path, fp16_path: str | Path) -> Path:
 
 def write_model_dir(model, tokenizer_path: str | Path, out_dir: str | Path, card: ModelCard,
                     validation: Encoded, precisions: Sequence[str] = ("fp32", "int8"),
-                    optimize_graph: bool = True) -> ModelCard:
+                    optimize_graph: bool = True, ship: Sequence[str] | None = None) -> ModelCard:
     """Export, validate and write a complete model directory; returns the written card.
 
     `validation` are real questions tokenized with `inference.formatting`; they check
     the fp32 export (1e-3) and the int8 agreement (99%).  Any failure leaves `out_dir`
-    untouched.
+    untouched.  `ship` names the graphs written (default: all of `precisions`), e.g.
+    ("int8",) for a small model whose GPU graph the runtime derives from the int8 one.
     """
     out_dir = Path(out_dir)
-    bad = [p for p in precisions if p not in FILES]
+    ship = list(ship or precisions)
+    bad = [p for p in list(precisions) + ship if p not in FILES or p not in precisions]
     if bad or not precisions:
-        raise ExportError(f"unknown precision(s) {bad}; choose among {', '.join(FILES)}")
+        raise ExportError(f"unknown or unbuilt precision(s) {bad}; choose among {', '.join(FILES)} "
+                          "and ship only what is built")
     cfg = model.config
     report: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,7 +190,7 @@ def write_model_dir(model, tokenizer_path: str | Path, out_dir: str | Path, card
         report["validation_questions"] = int(len(validation.input_ids))
         out_dir.mkdir(parents=True, exist_ok=True)
         files = {}
-        for p in precisions:
+        for p in ship:
             shutil.copy(tmp / FILES[p], out_dir / FILES[p])
             files[p] = FILES[p]
     shutil.copy(tokenizer_path, out_dir / "tokenizer.json")

@@ -116,11 +116,8 @@ def main(argv=None) -> int:
                      command=f"python -m models.tiny --seconds {args.seconds:g} --train {args.train} --dev {args.dev}")
     validation = encode(tokenizer, dev_items, formatting.STANDARD)
     out = Path(args.out)
-    write_model_dir(model, tok_path, out, card, validation, precisions=("fp32", "int8"), optimize_graph=True)
     # ship the int8 graph only (size), then fit temperatures with the graph that is shipped
-    (out / "model.onnx").unlink()
-    card.files = {"int8": "model.int8.onnx"}
-    card.save(out)
+    write_model_dir(model, tok_path, out, card, validation, precisions=("fp32", "int8"), ship=("int8",))
     loaded = inference.load_model(out, device="cpu")
     keys = np.array([k for *_, k in dev_items])
     temps, mets = {}, {}

@@ -101,3 +101,14 @@ def test_fully_quantized_graph_dequantizes_back_near_fp32(exported, dev, tmp_pat
     fp32, back = E.onnx_logits(out / "model.onnx", dev), E.onnx_logits(tmp_path / "f.onnx", dev)
     assert E.agreement(fp32, back, dev.option_mask) >= 0.99
     assert np.abs(fp32 - back)[dev.option_mask].max() < 0.05
+
+
+def test_ship_only_the_int8_graph(tokenizer, dev, tmp_path):
+    model = build(config=TINY, seed=1, pooling="mean").eval()
+    card = inference.card.ModelCard(name="t", id="t-int8", backbone="random", formats=["shortcut"], max_length=64,
+                                    pooling="mean")
+    E.write_model_dir(model, default_backbone() / "tokenizer.json", tmp_path, card, dev, ship=("int8",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.json", "model.int8.onnx", "tokenizer.json"]
+    assert inference.card.load_card(tmp_path).files == {"int8": "model.int8.onnx"}
+    with pytest.raises(E.ExportError, match="unbuilt"):
+        E.write_model_dir(model, default_backbone() / "tokenizer.json", tmp_path, card, dev, ship=("fp16",))
