@@ -112,6 +112,10 @@ def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:
     bad = [p for p in card.files if p not in PRECISIONS]
     if bad:
         raise ModelError(f"{where}: unknown graph precision(s) {bad} in 'files'; known: {', '.join(PRECISIONS)}")
+    names = list(card.files.values()) + [card.tokenizer]
+    bad = [n for n in names if not isinstance(n, str) or not n or "/" in n or "\\" in n or n.startswith(".")]
+    if bad:
+        raise ModelError(f"{where}: file names {bad} must be plain names inside the model directory")
     bad = [i for i in card.inputs if i not in GRAPH_INPUTS]
     if bad or "input_ids" not in card.inputs:
         raise ModelError(f"{where}: 'inputs' must include input_ids and only {', '.join(GRAPH_INPUTS)}; got {card.inputs}")

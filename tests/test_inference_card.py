@@ -33,6 +33,7 @@ def test_round_trip_keeps_unknown_fields(tmp_path):
     ({"files": {}}, "names no graph"),
     ({"files": {"bf16": "m.onnx"}}, "unknown graph precision"),
     ({"max_length": "512"}, "max_length"),
+    ({"files": {"int8": "../elsewhere.onnx"}}, "plain names"),
 ])
 def test_invalid_cards_are_refused_with_the_reason(change, words):
     data = _card().to_json()
