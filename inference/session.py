@@ -71,6 +71,11 @@ class Runner:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads or os.environ.get("MCQLENS_THREADS"):
             opts.intra_op_num_threads = int(threads or os.environ["MCQLENS_THREADS"])
+        if os.environ.get("MCQLENS_ORT_SPIN") != "1":
+            # idle worker threads sleep instead of spinning: on a laptop shared with the
+            # workbench (and on this shared 2-core machine: 488 -> 322 ms best case for a
+            # standard question) spinning only steals the cores the work needs
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
         try:
             self.session = ort.InferenceSession(str(path), sess_options=opts, providers=providers)
