@@ -116,11 +116,25 @@ def _detect_first_line(p: Path) -> str | None:
     return None
 
 
-def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None) -> list[Dataset]:
+def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None,
+         progress=None) -> list[Dataset]:
     """A file or folder → Datasets (one per file; a folder of RACE files is one Dataset).
 
     An ExpMRC prediction file gives a Dataset with source "expmrc-pred", no passages
-    and `extra["predictions"]` = {question id: Prediction}."""
+    and `extra["predictions"]` = {question id: Prediction}.
+
+    `progress(done, total, records)`, if given, is called as the reading goes: `done`
+    files of `total` read (fractional inside a JSON-lines file), `records` JSON-lines
+    records read so far.  An exception it raises (a cancel) stops the reading."""
+    if progress is not None:
+        reading = _Reading(path, progress)
+        token = _io.READING.set(reading)
+        try:
+            out = read(path, fmt, annotator)
+        finally:
+            _io.READING.reset(token)
+        reading.finish()
+        return out
     p = Path(path)
     if fmt != "auto" and fmt not in FORMATS:
         raise InputError(str(p), None, None, f"unknown format {fmt!r}; one of: {', '.join(FORMATS)}")
@@ -136,6 +150,30 @@ def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = Non
             return [race.read(p, annotator)]
         return [ds for f in files for ds in _read_file(f, kinds[f], annotator)]
     return _read_file(p, detect(p) if fmt == "auto" else fmt, annotator)
+
+
+class _Reading:
+    """Counts files and JSON-lines records for `read(progress=...)`."""
+
+    def __init__(self, path, progress):
+        p = Path(path)
+        self.total = max(1, len(walk(p))) if p.is_dir() else 1
+        self.progress = progress
+        self.seen: set[Path] = set()
+        self.records = 0
+
+    def file(self, p: Path) -> None:
+        if p not in self.seen:  # some readers read a file twice (layout sniffing)
+            self.seen.add(p)
+            self.progress(min(len(self.seen) - 1, self.total), self.total, self.records)
+
+    def record(self, n: int, total: int) -> None:
+        self.records += 1
+        done = min(max(len(self.seen) - 1, 0) + n / max(total, 1), self.total)
+        self.progress(done, self.total, self.records)
+
+    def finish(self) -> None:
+        self.progress(self.total, self.total, self.records)
 
 
 def _read_file(p: Path, fmt: str, annotator: str | None) -> list[Dataset]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,12 +17,18 @@ from desktop.domain.model import LETTERS
 
 # Files are read whole; this bounds memory for a user who points us at the wrong file.
 MAX_BYTES = 200 * 1024 * 1024
+
+# Set by `formats.read(progress=...)` for the reading thread only: an object with
+# `file(path)` (a file is about to be read) and `record(n, total)` (JSON-lines records).
+READING: ContextVar = ContextVar("READING", default=None)
 MIN_ALTERNATIVES, MAX_ALTERNATIVES = 2, 5
 
 
 def read_text(path: str | os.PathLike) -> str:
     """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
     p = Path(path)
+    if READING.get() is not None:
+        READING.get().file(p)
     try:
         size = p.stat().st_size
     except OSError as exc:
@@ -67,9 +74,13 @@ def load_json(path: str | os.PathLike) -> Any:
 def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
     """(line number, object) for each non-blank line; every line must be a JSON object."""
     file = str(path)
-    for n, line in enumerate(read_text(path).split("\n"), 1):
+    lines = read_text(path).split("\n")
+    reading = READING.get()
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if reading is not None:
+            reading.record(n, len(lines))
         obj = loads(line, file, f"line {n}")
         if not isinstance(obj, dict):
             raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")

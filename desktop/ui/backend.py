@@ -124,14 +124,9 @@ class Backend:
         return self.store.redo(self.annotator)
 
     def import_datasets(self, datasets: list[Dataset], file: str | None):
-        """Store what a reader produced; prediction files go to the model outputs."""
-        preds = [d for d in datasets if d.source == "expmrc-pred"]
-        data = [d for d in datasets if d.source != "expmrc-pred"]
-        result = self.store.import_datasets(data, file=file) if data else None
-        n = 0
-        for d in preds:
-            n += self.store.add_predictions(list(d.extra.get("predictions", {}).items()))
-        return result, n
+        """Store what a reader produced, predictions included, in ONE transaction: a bad
+        record anywhere and nothing of the file is stored.  Returns the ImportResult."""
+        return self.store.import_datasets(datasets, file=file)
 
     def load_all(self) -> list[Dataset]:
         return self.store.load_datasets(annotator=self.annotator)
@@ -139,12 +134,15 @@ class Backend:
 
 # ---- work for a worker thread -------------------------------------------------------------------
 
-def read_file(path: str, progress: Callable[[str], None] | None = None) -> list[Dataset]:
-    """Read a RACE, EMBRACE or ExpMRC (or other supported) file into domain objects."""
+def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Dataset]:
+    """Read a RACE, EMBRACE or ExpMRC (or other supported) file into domain objects.
+
+    `progress` is called with a text, and with (files done, files, records read) as
+    the reader goes; an exception it raises (a cancel) stops the reading."""
     from desktop import formats
     if progress:
         progress(f"Reading {path} ({formats.detect(path)})…")
-    datasets = formats.read(path)
+    datasets = formats.read(path, progress=progress)
     if progress:
         n = sum(1 for d in datasets for _ in d.questions())
         progress(f"Read {n} questions; storing…")

@@ -8,6 +8,7 @@ writes to the store.
 from __future__ import annotations
 
 import html
+import os
 import time
 from typing import Any
 
@@ -31,6 +32,7 @@ from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
 from desktop.ui.workers import Runner
 
+PROGRESS_STEPS = 1000  # the import bar's resolution
 IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
 
 
@@ -55,6 +57,7 @@ class MainWindow(QMainWindow):
         self.facts_runner.finished.connect(self._facts_ready)
         self.import_runner = Runner(self)
         self.import_runner.progressed.connect(self._import_progress)
+        self.import_runner.advanced.connect(self._import_advanced)
         self.import_runner.finished.connect(self._import_read)
         self.import_runner.failed.connect(self._import_failed)
         self._progress: QProgressDialog | None = None
@@ -477,7 +480,9 @@ class MainWindow(QMainWindow):
         self.importing = True
         self._import_path = path
         self._import_started = time.perf_counter()
-        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, 0, self)
+        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, PROGRESS_STEPS, self)
+        self._progress.setAutoReset(False)  # full bar while storing; closed by _import_done
+        self._progress.setAutoClose(False)
         self._progress.setWindowTitle("Import")
         self._progress.setMinimumDuration(0)
         self._progress.canceled.connect(self._import_cancel)
@@ -488,26 +493,32 @@ class MainWindow(QMainWindow):
         if self._progress is not None:
             self._progress.setLabelText(text)
 
+    def _import_advanced(self, done: float, total: int, records: int) -> None:
+        """Files read of the files to read (fractional within a JSON-lines file), records read."""
+        if self._progress is None:
+            return
+        self._progress.setValue(int(PROGRESS_STEPS * min(done / max(total, 1), 1.0)))
+        where = f"file {min(int(done) + 1, total)} of {total}" if total > 1 else os.path.basename(self._import_path)
+        self._progress.setLabelText(f"Reading {where}: {records} records read" if records else f"Reading {where}…")
+
     def _import_cancel(self) -> None:
         self.import_runner.cancel()
         self._import_done("Import cancelled; nothing was stored.")
 
     def _import_read(self, datasets) -> None:
         if self._progress is not None:
-            self._progress.setLabelText("Storing…")
-            self._progress.setRange(0, 1)
-            self._progress.setValue(0)
+            n = sum(1 for d in datasets for _ in d.questions())
+            self._progress.setValue(PROGRESS_STEPS)
+            self._progress.setLabelText(f"Storing {n} questions…")
+            self._progress.setCancelButton(None)  # one transaction on this thread: nothing to stop midway
+            from PySide6.QtWidgets import QApplication
+            QApplication.processEvents()
         try:
-            result, n_predictions = self.backend.import_datasets(datasets, self._import_path)
+            result = self.backend.import_datasets(datasets, self._import_path)
         except McqLensError as exc:
             self._import_failed(exc)
             return
-        parts = []
-        if result is not None:
-            parts.append(result.summary())
-        if n_predictions:
-            parts.append(f"{n_predictions} model predictions stored")
-        self._import_done("; ".join(parts) or "nothing to import")
+        self._import_done(result.summary())
         self.reload_items(select=self.current)
 
     def _import_failed(self, exc) -> None:
@@ -528,7 +539,7 @@ class MainWindow(QMainWindow):
     def load_demo(self) -> None:
         from desktop.ui.demo_data import demo_dataset
         try:
-            result, _ = self.backend.import_datasets([demo_dataset()], None)
+            result = self.backend.import_datasets([demo_dataset()], None)
         except McqLensError as exc:
             self._error(str(exc))
             return

@@ -1,0 +1,120 @@
+"""Workbench polish driven through the real widgets (pytest-qt, offscreen): a determinate,
+cancellable import; problem tags on one alternative; comments as a list; the surface
+linter's suggestions.  Expected numbers come from the input files."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from desktop.ui.backend import Backend  # noqa: E402
+from desktop.ui.main_window import PROGRESS_STEPS, MainWindow  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EMBRACE = ROOT.parent / "shared" / "data" / "embrace"
+GREEN = EMBRACE / "embrace_green.jsonl"
+YELLOW = EMBRACE / "embrace_yellow.jsonl"
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def _open(qtbot, db: Path, annotator: str = "anna") -> MainWindow:
+    window = MainWindow(Backend.open(str(db), annotator=annotator), facts=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def _close(window: MainWindow) -> None:
+    window.close()
+    window.backend.close()
+
+
+def _watch_progress(window: MainWindow) -> list[tuple[int, int, str]]:
+    """(value, maximum, label) of the import dialog after each of the reader's reports."""
+    seen: list[tuple[int, int, str]] = []
+
+    def spy(*_):
+        dlg = window._progress
+        if dlg is not None:
+            seen.append((dlg.value(), dlg.maximum(), dlg.labelText()))
+
+    window.import_runner.advanced.connect(spy)  # after the window's own slot: sees its result
+    return seen
+
+
+def test_import_bar_counts_files_and_records(qtbot, tmp_path):
+    window = _open(qtbot, tmp_path / "a.db")
+    seen = _watch_progress(window)
+    window.import_file(str(EMBRACE))  # a folder: green and yellow
+    qtbot.waitUntil(lambda: not window.importing, timeout=30000)
+    assert window.last_error == ""
+    records = len(_lines(GREEN)) + len(_lines(YELLOW))
+    assert seen, "the reader reported no progress"
+    assert all(maximum == PROGRESS_STEPS for _v, maximum, _l in seen)  # determinate from the start
+    values = [v for v, _m, _l in seen]
+    assert values == sorted(values)
+    assert any(0 < v < PROGRESS_STEPS // 2 for v in values)  # inside the first file
+    assert any(PROGRESS_STEPS // 2 <= v < PROGRESS_STEPS for v in values)  # inside the second
+    assert values[-1] == PROGRESS_STEPS
+    assert any(label.startswith("Reading file 1 of 2") for _v, _m, label in seen)
+    assert any(label.startswith("Reading file 2 of 2") for _v, _m, label in seen)
+    assert seen[-1][2].endswith(f"{records} records read")
+    n_questions = sum(line.count('"mcq"') for p in (GREEN, YELLOW) for line in _lines(p))
+    assert len(window.backend.items()) == n_questions
+    assert "added" in window.last_message
+    _close(window)
+
+
+def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path):
+    window = _open(qtbot, tmp_path / "b.db")
+    first_reports: list[float] = []
+
+    def cancel_on_first_record(done, total, records):
+        if records and not first_reports:
+            first_reports.append(done)
+            from PySide6.QtWidgets import QPushButton
+            button = window._progress.findChild(QPushButton)
+            assert button.text() == "Cancel"
+            button.click()
+
+    window.import_runner.advanced.connect(cancel_on_first_record)
+    results: list = []
+    window.import_runner.finished.connect(results.append)
+    window.import_runner.failed.connect(results.append)
+    stopped: list = []
+    from desktop.ui import main_window
+    from desktop.ui.workers import Cancelled
+    real_read = main_window.read_file
+
+    def read_and_watch(path, progress=None):
+        try:
+            return real_read(path, progress=progress)
+        except Cancelled:
+            stopped.append(path)
+            raise
+
+    main_window.read_file = read_and_watch
+    try:
+        window.import_file(str(YELLOW))
+        qtbot.waitUntil(lambda: not window.importing, timeout=30000)
+        assert first_reports and first_reports[0] < 1
+        qtbot.waitUntil(lambda: not window.import_runner.busy, timeout=30000)
+    finally:
+        main_window.read_file = real_read
+    assert stopped == [str(YELLOW)]  # the reader stopped inside the file
+    qtbot.wait(50)
+    assert results == []  # neither a result nor an error reached the window
+    assert window.last_message == "Import cancelled; nothing was stored."
+    assert window.last_error == ""
+    assert window.backend.items() == []
+    assert window.pages.currentWidget() is window.welcome
+    # The next import after a cancel works.
+    window.import_file(str(GREEN))
+    qtbot.waitUntil(lambda: not window.importing, timeout=30000)
+    assert len(window.backend.items()) == sum(line.count('"mcq"') for line in _lines(GREEN))
+    _close(window)
