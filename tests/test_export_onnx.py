@@ -112,3 +112,14 @@ def test_ship_only_the_int8_graph(tokenizer, dev, tmp_path):
     assert inference.card.load_card(tmp_path).files == {"int8": "model.int8.onnx"}
     with pytest.raises(E.ExportError, match="unbuilt"):
         E.write_model_dir(model, default_backbone() / "tokenizer.json", tmp_path, card, dev, ship=("fp16",))
+
+
+def test_fp16_graph_for_the_gpu(exported, dev, tmp_path):
+    _, out, _ = exported
+    E.to_fp16(out / "model.onnx", tmp_path / "h.onnx")
+    g = onnx.load(str(tmp_path / "h.onnx"))
+    assert [i.type.tensor_type.elem_type for i in g.graph.input] == [onnx.TensorProto.INT64] * 3
+    assert any(t.data_type == onnx.TensorProto.FLOAT16 for t in g.graph.initializer)
+    assert (tmp_path / "h.onnx").stat().st_size < 0.6 * (out / "model.onnx").stat().st_size
+    half, full = E.onnx_logits(tmp_path / "h.onnx", dev), E.onnx_logits(out / "model.onnx", dev)
+    assert E.agreement(full, half, dev.option_mask) >= 0.95
