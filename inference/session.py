@@ -66,7 +66,10 @@ class Runner:
         if not usable:
             raise ModelError(f"{self.directory}: no usable graph among {', '.join(order)}")
         self.precision = usable[0]
-        path = self._graph_path(self.precision)
+        try:
+            path = self._graph_path(self.precision)
+        except OSError as exc:
+            raise ModelError(f"{self.directory}: cannot write the fp16 graph for the GPU ({exc})") from exc
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads or os.environ.get("MCQLENS_THREADS"):
@@ -131,26 +134,29 @@ class Runner:
 
 
 def derive_fp16(directory: Path, card: ModelCard) -> Path:
-    """An fp16 graph from the shipped fp32 graph (or the int8 one, dequantized), cached.
+    """An fp16 graph from the shipped fp32 graph (or the int8 one, dequantized).
 
-    Written to the model directory when it is writable, else to the user cache.
+    Cached in the user's cache folder ($XDG_CACHE_HOME/mcqlens/<model id>/), never in the
+    model directory: that may be read-only, or a checkout whose size must not grow.
+    Rebuilt when the source graph is newer than the cached one.
     """
     import onnx
 
     from inference.dequantize import dequantize_model, to_fp16
 
     source = directory / card.files.get("fp32", card.files.get("int8", ""))
-    target = directory / "model.fp16.derived.onnx"
-    if not os.access(directory, os.W_OK):
-        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcqlens" / card.id
-        cache.mkdir(parents=True, exist_ok=True)
-        target = cache / "model.fp16.derived.onnx"
+    safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in card.id) or "model"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcqlens" / safe_id
+    target = cache / "model.fp16.onnx"
     if target.is_file() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
+    cache.mkdir(parents=True, exist_ok=True)
     model = onnx.load(str(source))
     if "fp32" not in card.files:
         model = dequantize_model(model)
-    onnx.save(to_fp16(model), str(target))
+    partial = target.with_suffix(".partial")
+    onnx.save(to_fp16(model), str(partial))
+    partial.replace(target)  # a killed run never leaves a half-written graph behind
     return target
 
 

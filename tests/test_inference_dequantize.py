@@ -47,14 +47,32 @@ def test_dequantized_graph_has_no_integer_ops_and_reproduces_int8(dev, tmp_path)
     assert np.abs(a - b)[dev.option_mask].max() < 0.05
 
 
-def test_fp16_derived_once_and_cached(dev, tmp_path):
+def test_fp16_derived_once_and_cached(dev, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     d = tmp_path / "m"
     shutil.copytree(TINY, d)
     card = inference.card.load_card(d)
     path = derive_fp16(d, card)
-    assert path.parent == d and path.is_file()
+    assert path.is_file() and path.is_relative_to(tmp_path / "cache")
+    assert sorted(p.name for p in d.iterdir()) == sorted(p.name for p in TINY.iterdir())  # model dir untouched
     mtime = path.stat().st_mtime_ns
     assert derive_fp16(d, card).stat().st_mtime_ns == mtime  # reused, not rebuilt
     half = _logits(path, dev)
     full = _logits(TINY / "model.int8.onnx", dev)
     assert (half.argmax(1) == full.argmax(1)).mean() >= 0.95
+
+
+def test_gpu_path_without_a_gpu_falls_back_with_the_reason(dev, tmp_path, monkeypatch):
+    """The CUDA branch as far as it runs without a GPU: the int8-only model gets its fp16
+    graph derived, ONNX Runtime places it on the CPU, and the message says so."""
+    from inference import session
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(session, "choose_provider",
+                        lambda device: ("CUDAExecutionProvider", "CUDA: onnxruntime-gpu is installed"))
+    m = inference.load_model(TINY, device="cuda")
+    assert m.runner.precision == "fp16" and m.runner.provider == "CPUExecutionProvider"
+    assert "no usable GPU" in m.message and "using the CPU" in m.message
+    cpu = inference.load_model(TINY, device="cpu")
+    a, b = m.runner.logits(dev), cpu.runner.logits(dev)
+    assert (a.argmax(1) == b.argmax(1)).mean() >= 0.95
