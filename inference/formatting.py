@@ -44,7 +44,7 @@ CLOZE_RULE = ("a stem containing '_' is cloze: the alternative fills the longest
 
 # Single underscores inside a word run stand for spaces in some RACE stems
 # ("Which_of_the_following_is_TRUE?"); they are not gaps.
-_JOINER = re.compile(r"(?<=[A-Za-z0-9,.’'])_(?=[A-Za-z0-9“\"])")
+_JOINER = re.compile(r"(?<=[A-Za-z0-9’'])_(?=[A-Za-z0-9“\"])")
 # A gap: underscores, possibly broken by spaces or dots typed inside it ("____ _._______").
 _GAP = re.compile(r"_(?:[\s._]*_)?")
 _SPACES = re.compile(r"\s+")

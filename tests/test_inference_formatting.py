@@ -104,3 +104,15 @@ def test_any_number_of_alternatives_pads_and_masks_options(tokenizer, expmrc):
     assert enc.option_mask.sum(axis=1).tolist() == [2, 3, 4, 5]
     assert enc.attention_mask.sum(axis=2)[enc.option_mask].tolist() == enc.lengths[enc.option_mask].tolist()
     assert set(enc.feeds(["input_ids", "attention_mask"])) == {"input_ids", "attention_mask"}
+
+
+def test_embrace_cloze_stems_all_have_their_gap_filled():
+    from desktop import formats
+
+    stems = [q for ds in formats.read(DATA / "embrace" / "embrace_yellow.jsonl") for q in ds.questions()
+             if F.is_cloze(q.stem)]
+    assert stems
+    for q in stems:
+        assert len(F.gaps(q.stem)) == 1, q.stem  # every EMBRACE cloze stem has exactly one gap
+        text = F.question_option(q.stem, q.alternatives[q.key or 0])
+        assert "_" not in text and " ".join(q.alternatives[q.key or 0].split()) in text
