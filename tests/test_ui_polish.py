@@ -8,6 +8,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import PROGRESS_STEPS, MainWindow  # noqa: E402
 
@@ -117,4 +119,54 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path):
     window.import_file(str(GREEN))
     qtbot.waitUntil(lambda: not window.importing, timeout=30000)
     assert len(window.backend.items()) == sum(line.count('"mcq"') for line in _lines(GREEN))
+    _close(window)
+
+
+def _window_on(qtbot, tmp_path, path: Path = GREEN, annotator: str = "anna") -> MainWindow:
+    from desktop import formats
+    backend = Backend.open(str(tmp_path / "w.db"), annotator=annotator)
+    backend.store.import_datasets(formats.read(path), file=str(path))
+    window = MainWindow(backend, facts=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_problem_tag_on_one_alternative(qtbot, tmp_path):
+    import json
+    first = json.loads(_lines(GREEN)[0])["test"][0]
+    window = _window_on(qtbot, tmp_path)
+    assert window.go_to(first["id"])
+    assert window.state.question.problems == []  # green items have none
+    window.tabs.setCurrentWidget(window.problems)
+    panel = window.problems
+    n = len(first["mcq"]["choices"])
+    letters = panel.letters[("spelling_errors", "alternatives")]
+    assert [b.isVisibleTo(panel) for b in letters.buttons] == [i < n for i in range(5)]
+    assert ("spelling_errors", "text") not in panel.letters  # the passage has no alternatives
+
+    panel.letter_button("spelling_errors", "alternatives", 2).click()  # a spelling error in C
+    mine = window.backend.store.question(first["id"], annotator="anna").problems
+    assert [(p.type, p.element, p.alternative, p.annotator) for p in mine] == [
+        ("spelling_errors", "alternatives", 2, "anna")]
+    assert panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
+    assert not panel.letter_button("spelling_errors", "alternatives", 1).isChecked()
+    leaf = panel._items[("spelling_errors", "alternatives")]
+    assert leaf.checkState(0) == Qt.Unchecked  # the whole element is not tagged
+    text = panel.acceptability.text()
+    from desktop.domain import typology as ty
+    expected = ty.acceptability_of_tier(ty.tier("spelling_errors"))  # Appendix B's tier of the type
+    assert text.startswith(f"<b>{expected}</b>") and f">C</b>: {ty.TYPES['spelling_errors'].name}" in text
+    assert "(1 ticked)" in panel._tops["alternatives"].text(0)
+
+    # the whole element as well, then C taken off again: the whole-element tag stays
+    panel.set_checked("spelling_errors", "alternatives", True)
+    panel.letter_button("spelling_errors", "alternatives", 2).click()
+    mine = window.backend.store.question(first["id"], annotator="anna").problems
+    assert [(p.type, p.element, p.alternative) for p in mine] == [("spelling_errors", "alternatives", None)]
+    assert not panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
+    # undo brings the tag in C back, shown on its button
+    window.undo()
+    assert panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
     _close(window)

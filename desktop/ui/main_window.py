@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self.difficulty.valueChosen.connect(lambda var, v: self.edit(f"difficulty.{var}", v))
         self.problems = ProblemsPanel()
         self.problems.tagToggled.connect(self._tag_toggled)
+        self.problems.alternativeTagToggled.connect(self._alternative_tag_toggled)
         self.problems.fieldEdited.connect(self.edit)
         self.comments = CommentsPanel()
         self.comments.fieldEdited.connect(self.edit)
@@ -273,7 +274,8 @@ class MainWindow(QMainWindow):
         worst = ty.item_worst_tier(q.problems)
         eligible, why = km.eligibility(st.text_format, st.unit_type, worst)
         self.difficulty.set_eligibility(eligible, why)
-        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type)
+        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
+                               n_alternatives=len(q.alternatives))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments)
         self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
         if getattr(self, "model_review", None) is not None:
@@ -380,7 +382,18 @@ class MainWindow(QMainWindow):
         if checked:
             self.edit("problem.add", {"type": type_key, "element": element})
             return
-        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element]:
+        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element
+                    and p.alternative is None and p.origin != "model"]:
+            if tag.id is not None:
+                self.edit("problem.remove", {"id": tag.id})
+
+    def _alternative_tag_toggled(self, type_key: str, element: str, alternative: int, checked: bool) -> None:
+        """A problem in one alternative only (a spelling error in C)."""
+        if checked:
+            self.edit("problem.add", {"type": type_key, "element": element, "alternative": alternative})
+            return
+        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element
+                    and p.alternative == alternative and p.origin != "model"]:
             if tag.id is not None:
                 self.edit("problem.remove", {"id": tag.id})
 

@@ -10,11 +10,13 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QToolButton, QTreeWidget,
+    QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
 from desktop.domain import difficulty as km
 from desktop.domain import typology as ty
+from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
 
@@ -25,12 +27,51 @@ _ELEMENT_NAMES = {
     ty.QUESTION_ALTERNATIVES: "Question ↔ alternatives", ty.BETWEEN_ALTERNATIVES: "Between alternatives",
 }
 _UNSET = "— not set —"
+# Elements whose problems can sit in one alternative (a spelling error in C); the
+# inconsistency between alternatives is about several of them by definition.
+_PER_ALTERNATIVE = (ty.ALTERNATIVES, ty.TEXT_ALTERNATIVES, ty.QUESTION_ALTERNATIVES)
+
+
+def per_alternative(type_key: str, element: str) -> bool:
+    return element in _PER_ALTERNATIVE and type_key != "inconsistency_between_alternatives"
+
+
+class AlternativeToggles(QWidget):
+    """A row of letter buttons on a tag: which alternatives the problem is in."""
+
+    toggled = Signal(int, bool)  # alternative (0-based), checked
+
+    def __init__(self, type_name: str, parent=None):
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 2, 0)
+        row.setSpacing(1)
+        self.buttons: list[QToolButton] = []
+        for i in range(5):
+            b = QToolButton()
+            b.setText(letter(i))
+            b.setCheckable(True)
+            b.setAutoRaise(True)
+            b.setFocusPolicy(Qt.NoFocus)
+            b.setToolTip(f"{type_name} in alternative {letter(i)} only")
+            b.setStyleSheet("QToolButton { color: #666; padding: 0 3px; }"
+                            f"QToolButton:checked {{ background: {colors.alternative_hex(i)}; color: white;"
+                            " font-weight: bold; border-radius: 2px; }")
+            b.clicked.connect(lambda checked, i=i: self.toggled.emit(i, bool(checked)))
+            row.addWidget(b)
+            self.buttons.append(b)
+
+    def set_state(self, n_alternatives: int, checked: set[int]) -> None:
+        for i, b in enumerate(self.buttons):
+            b.setVisible(i < n_alternatives)
+            b.setChecked(i in checked)
 
 
 class ProblemsPanel(QWidget):
     """Tags grouped by element and tier; emits tagToggled(type, element, checked) and field edits."""
 
     tagToggled = Signal(str, str, bool)
+    alternativeTagToggled = Signal(str, str, int, bool)  # type, element, alternative (0-based), checked
     fieldEdited = Signal(str, object)  # "note" | "text_format" | "multiple_texts" | "unit_type", value
 
     def __init__(self, parent=None):
@@ -65,7 +106,13 @@ class ProblemsPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
         self.tree.setUniformRowHeights(True)
+        self.tree.setColumnCount(2)  # the tag | the alternatives it is in
+        self.tree.header().setStretchLastSection(False)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
         self._items: dict[tuple[str, str], QTreeWidgetItem] = {}
+        self.letters: dict[tuple[str, str], AlternativeToggles] = {}
+        self._n_alternatives = 4
         self._tops: dict[str, QTreeWidgetItem] = {}
         self._build_tree()
         self.tree.itemChanged.connect(self._item_changed)
@@ -104,27 +151,42 @@ class ProblemsPanel(QWidget):
                 leaf.setData(0, _KEY, (t.key, element))
                 tier_item.addChild(leaf)
                 self._items[(t.key, element)] = leaf
+                if per_alternative(t.key, element):
+                    toggles = AlternativeToggles(t.name)
+                    toggles.toggled.connect(lambda i, on, k=t.key, e=element: self._letter_toggled(k, e, i, on))
+                    self.tree.setItemWidget(leaf, 1, toggles)
+                    self.letters[(t.key, element)] = toggles
         self.tree.expandAll()  # every tag in sight: the typology is scanned, not searched
 
     # ---- showing -----------------------------------------------------------------------------
     def set_item(self, problems: list, note: str, text_format: str | None, multiple_texts: bool | None,
-                 unit_type: str | None) -> None:
+                 unit_type: str | None, n_alternatives: int = 4) -> None:
         self._loading = True
+        self._n_alternatives = n_alternatives
         self.tree.blockSignals(True)
         try:
-            checked = {(p.type, p.element): p for p in problems}
+            # Suggestions (origin "model") are not ticks: the suggestions list shows them.
+            counted = [p for p in problems if p.origin != "model"]
+            whole = {(p.type, p.element) for p in counted if p.alternative is None}
+            in_alts: dict[tuple[str, str], set[int]] = {}
+            for p in counted:
+                if p.alternative is not None:
+                    in_alts.setdefault((p.type, p.element), set()).add(p.alternative)
             for key, leaf in self._items.items():
-                tag = checked.get(key)
-                leaf.setCheckState(0, Qt.Checked if tag is not None and tag.origin != "model" else Qt.Unchecked)
+                leaf.setCheckState(0, Qt.Checked if key in whole else Qt.Unchecked)
                 name = ty.TYPES[key[0]].name
-                if tag is not None and tag.origin == "model":
-                    name += "  (suggested by the surface linter)"
+                alts = in_alts.get(key, set())
+                if alts and key not in self.letters:  # imported on an element without letter buttons
+                    name += "  (in " + ", ".join(letter(i) for i in sorted(alts)) + ")"
                 leaf.setText(0, name)
+                if key in self.letters:
+                    self.letters[key].set_state(n_alternatives, alts)
             # Tags this panel has no box for (other annotators' free notes, unknown types).
             self.others = [p for p in problems if (p.type, p.element) not in self._items]
             for element, top in self._tops.items():
                 n = sum(1 for (_t, e), leaf in self._items.items()
                         if e == element and leaf.checkState(0) == Qt.Checked)
+                n += sum(len(a) for (_t, e), a in in_alts.items() if e == element)
                 base = _ELEMENT_NAMES.get(element, element)
                 top.setText(0, f"{base}  ({n} ticked)" if n else base)
             self.note.set_text(note or "")
@@ -144,7 +206,12 @@ class ProblemsPanel(QWidget):
         for group in (ty.TEXT, ty.QUESTION, ty.ALTERNATIVES):
             parts.append(f"{group}: {ty.acceptability(problems, group)}")
         notes = [p.note for p in problems if p.type == ty.NOTE and p.note]
-        self.acceptability.setText(" · ".join(parts) + ("".join(f"<br>note: {n}" for n in notes)))
+        where = sorted({(p.alternative, ty.TYPES[p.type].name) for p in ty.counted(problems)
+                        if p.alternative is not None and p.type in ty.TYPES})
+        lines = [f"<br>in <b style='color:{colors.alternative_hex(a)}'>{letter(a)}</b>: {name}"
+                 for a, name in where]
+        self.acceptability.setText(" · ".join(parts) + "".join(lines)
+                                   + "".join(f"<br>note: {n}" for n in notes))
         c = colors.color(hex_)
         self.acceptability.setStyleSheet(f"QLabel {{ border-left: 8px solid {hex_}; padding: 4px 6px;"
                                          f" background: rgba({c.red()}, {c.green()}, {c.blue()}, 40); }}")
@@ -159,6 +226,10 @@ class ProblemsPanel(QWidget):
             return
         self.tagToggled.emit(key[0], key[1], leaf.checkState(0) == Qt.Checked)
 
+    def _letter_toggled(self, type_key: str, element: str, alternative: int, checked: bool) -> None:
+        if not self._loading:
+            self.alternativeTagToggled.emit(type_key, element, alternative, checked)
+
     def _emit(self, name: str, value: Any) -> None:
         if not self._loading:
             self.fieldEdited.emit(name, value)
@@ -166,3 +237,7 @@ class ProblemsPanel(QWidget):
     def set_checked(self, type_key: str, element: str, checked: bool) -> None:
         """Tick or untick a tag as a click would (tools and tests)."""
         self._items[(type_key, element)].setCheckState(0, Qt.Checked if checked else Qt.Unchecked)
+
+    def letter_button(self, type_key: str, element: str, alternative: int) -> QToolButton:
+        """The button that tags `type_key` in one alternative (tools and tests)."""
+        return self.letters[(type_key, element)].buttons[alternative]
