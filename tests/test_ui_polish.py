@@ -170,3 +170,52 @@ def test_problem_tag_on_one_alternative(qtbot, tmp_path):
     window.undo()
     assert panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
     _close(window)
+
+
+def test_comments_are_a_list_added_edited_and_deleted_one_by_one(qtbot, tmp_path):
+    import json
+
+    from PySide6.QtTest import QTest
+    first = json.loads(_lines(GREEN)[0])["test"][0]
+    window = _window_on(qtbot, tmp_path)
+    assert window.go_to(first["id"])
+    window.tabs.setCurrentWidget(window.comments)
+    panel = window.comments
+    store = window.backend.store
+
+    def stored():
+        return store.question(first["id"], annotator="anna").comments
+
+    assert stored() == [] and not panel.list.isVisible()
+    panel.comment.setFocus()
+    QTest.keyClicks(panel.comment, "the stem lacks a comma")
+    qtbot.waitUntil(lambda: stored() == ["the stem lacks a comma"], timeout=5000)  # saved when typing pauses
+    panel.add_button.click()
+    assert panel.comment.toPlainText() == "" and panel.editing_label.text() == "New comment:"
+    QTest.keyClicks(panel.comment, "distractor D is too long")
+    panel.list.setFocus()  # leaving the box saves it
+    assert stored() == ["the stem lacks a comma", "distractor D is too long"]
+    assert [panel.list.item(i).text() for i in range(panel.list.count())] == [
+        "1. the stem lacks a comma", "2. distractor D is too long"]
+    assert panel.heading.text() == "Comments (2)"
+
+    # edit the first one: the second stays as it is
+    panel.list.setCurrentRow(0)
+    assert panel.comment.toPlainText() == "the stem lacks a comma"
+    panel.comment.setFocus()
+    QTest.keyClick(panel.comment, Qt.Key_End, Qt.ControlModifier)
+    QTest.keyClicks(panel.comment, " after 'however'")
+    panel.flush()
+    assert stored() == ["the stem lacks a comma after 'however'", "distractor D is too long"]
+
+    # delete the second one
+    panel.list.setCurrentRow(1)
+    assert panel.editing_label.text() == "Comment 2:"
+    panel.delete_button.click()
+    assert stored() == ["the stem lacks a comma after 'however'"]
+    assert panel.list.count() == 1 and panel.comment.toPlainText() == ""
+    # each step is one history row of the comments field; undo brings the deleted one back
+    window.undo()
+    assert stored() == ["the stem lacks a comma after 'however'", "distractor D is too long"]
+    assert panel.list.count() == 2
+    _close(window)

@@ -1,11 +1,18 @@
-"""Comments, answerability and the item's status."""
+"""Comments, answerability and the item's status.
+
+The annotator's comments are a list: one row per comment, the box below edits the
+chosen one (or a new one), and every edit stores the whole list as one `comments`
+change, so adding, editing or deleting one comment never merges or loses the others.
+"""
 from __future__ import annotations
 
 import html
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QButtonGroup, QGroupBox, QHBoxLayout, QLabel, QPushButton, QRadioButton, QVBoxLayout, QWidget,
+    QAbstractItemView, QButtonGroup, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
+    QRadioButton, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.changes import STATUSES
@@ -20,7 +27,7 @@ _ANSWERABILITY_HELP = {
 
 
 class CommentsPanel(QWidget):
-    """Emits fieldEdited("comment" | "answerability" | "status", value) and doneAndNext()."""
+    """Emits fieldEdited("comments" | "answerability" | "status", value) and doneAndNext()."""
 
     fieldEdited = Signal(str, object)
     doneAndNext = Signal()
@@ -59,24 +66,55 @@ class CommentsPanel(QWidget):
         done_next.clicked.connect(self.doneAndNext.emit)
         layout.addWidget(done_next)
 
-        layout.addWidget(QLabel("Comments"))
+        head = QHBoxLayout()
+        self.heading = QLabel("Comments")
+        head.addWidget(self.heading)
+        head.addStretch(1)
+        self.add_button = QPushButton("New comment")
+        self.add_button.setToolTip("Start another comment; the others stay as they are")
+        self.add_button.clicked.connect(self.new_comment)
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setToolTip("Delete the chosen comment")
+        self.delete_button.clicked.connect(self.delete_comment)
+        head.addWidget(self.add_button)
+        head.addWidget(self.delete_button)
+        layout.addLayout(head)
         self.others = QLabel()
         self.others.setWordWrap(True)
         self.others.setTextInteractionFlags(self.others.textInteractionFlags() | Qt.TextSelectableByMouse)
         self.others.setStyleSheet("QLabel { color: #444; background: #F4F4F4; padding: 4px; }")
         self.others.hide()
         layout.addWidget(self.others)
-        self.comment = DebouncedText(placeholder="Comments on this item (saved as you type)")
-        self.comment.committed.connect(lambda text: self._emit("comment", text))
+        self.list = QListWidget()
+        self.list.setWordWrap(True)
+        self.list.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.list.setAlternatingRowColors(True)
+        self.list.setMaximumHeight(150)
+        self.list.currentRowChanged.connect(self._row_chosen)
+        QShortcut(QKeySequence.Delete, self.list, self.delete_comment, context=Qt.WidgetShortcut)
+        layout.addWidget(self.list)
+        self.editing_label = QLabel()
+        self.editing_label.setStyleSheet("color: #555;")
+        layout.addWidget(self.editing_label)
+        self.comment = DebouncedText(placeholder="A comment on this item (saved as you type)")
+        self.comment.committed.connect(self._committed)
         layout.addWidget(self.comment, 1)
+        self._own: list[str] = []
+        self._editing = 0  # index into the own comments; == len(own): a new comment
         self._loading = False
 
     def set_item(self, comments: list[str], answerability: str | None, status: str,
-                 other_comments: list[str] = ()) -> None:
-        """`comments`: the annotator's own (editable); `other_comments`: imported ones, shown read-only."""
+                 other_comments: list[str] = (), reset: bool = True) -> None:
+        """`comments`: the annotator's own (editable); `other_comments`: imported ones, shown read-only.
+
+        `reset`: another item — edit a new comment; else keep editing the same one."""
         self._loading = True
         try:
-            self.comment.set_text("\n\n".join(comments))
+            self._own = list(comments)
+            if reset or self._editing > len(self._own):
+                self._editing = len(self._own)
+            self._show_list()
+            self._show_editor()
             self.others.setText("<b>Imported comments:</b><br>" + "<br>".join(html.escape(c) for c in other_comments))
             self.others.setVisible(bool(other_comments))
             for value, radio in self._radios.items():
@@ -84,6 +122,75 @@ class CommentsPanel(QWidget):
             self.set_status(status)
         finally:
             self._loading = False
+
+    # ---- the list of comments ---------------------------------------------------------------------
+    def _show_list(self) -> None:
+        self.list.blockSignals(True)
+        try:
+            self.list.clear()
+            for i, text in enumerate(self._own):
+                row = QListWidgetItem(f"{i + 1}. {text}")
+                row.setToolTip(text)
+                self.list.addItem(row)
+            self.list.setCurrentRow(self._editing if self._editing < len(self._own) else -1)
+        finally:
+            self.list.blockSignals(False)
+        self.list.setVisible(bool(self._own))
+        self.delete_button.setEnabled(self._editing < len(self._own))
+        n = len(self._own)
+        self.heading.setText(f"Comments ({n})" if n else "Comments")
+
+    def _show_editor(self) -> None:
+        new = self._editing >= len(self._own)
+        self.comment.set_text("" if new else self._own[self._editing])
+        self.editing_label.setText("New comment:" if new else f"Comment {self._editing + 1}:")
+
+    def _row_chosen(self, row: int) -> None:
+        if row < 0 or row == self._editing:
+            return
+        self.comment.flush()  # the comment being typed goes in first (the list is redrawn)
+        if row < len(self._own):
+            self._editing = row
+        self._loading = True
+        try:
+            self._show_list()
+            self._show_editor()
+        finally:
+            self._loading = False
+
+    def new_comment(self) -> None:
+        self.comment.flush()
+        self._editing = len(self._own)
+        self._loading = True
+        try:
+            self._show_list()
+            self._show_editor()
+        finally:
+            self._loading = False
+        self.comment.setFocus()
+
+    def delete_comment(self) -> None:
+        self.comment.flush()
+        if self._editing >= len(self._own):
+            return
+        comments = self._own[:self._editing] + self._own[self._editing + 1:]
+        self._editing = len(comments)  # then a new comment: deleting never puts another in the box
+        self._emit("comments", comments)
+
+    def _committed(self, text: str) -> None:
+        """The box's text, once typing pauses: it replaces the comment it edits (empty: deletes it)."""
+        comments = list(self._own)
+        if self._editing < len(comments):
+            if text.strip():
+                comments[self._editing] = text
+            else:
+                del comments[self._editing]
+                self._editing = len(comments)
+        elif text.strip():
+            comments.append(text)
+        else:
+            return
+        self._emit("comments", comments)
 
     def set_status(self, status: str) -> None:
         for value, b in self._status_buttons.items():

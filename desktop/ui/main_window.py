@@ -276,7 +276,7 @@ class MainWindow(QMainWindow):
         self.difficulty.set_eligibility(eligible, why)
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
                                n_alternatives=len(q.alternatives))
-        self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments)
+        self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
         self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
@@ -303,7 +303,7 @@ class MainWindow(QMainWindow):
         """Store one change of the current item at once; returns its history id (None: refused)."""
         if self.current is None:
             return None
-        if field not in ("comment", "note"):
+        if field not in ("comment", "comments", "note"):
             # Text still being typed goes in first: the refresh below redraws the panels.
             self.flush()
         try:
