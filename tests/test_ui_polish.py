@@ -49,7 +49,9 @@ def _watch_progress(window: MainWindow) -> list[tuple[int, int, str]]:
     return seen
 
 
-def test_import_bar_counts_files_and_records(qtbot, tmp_path):
+def test_import_bar_counts_files_and_records(qtbot, tmp_path, monkeypatch):
+    from desktop.ui.workers import Runner
+    monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)  # every report, however fast the machine reads
     window = _open(qtbot, tmp_path / "a.db")
     seen = _watch_progress(window)
     window.import_file(str(EMBRACE))  # a folder: green and yellow
@@ -72,9 +74,14 @@ def test_import_bar_counts_files_and_records(qtbot, tmp_path):
     _close(window)
 
 
-def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path):
+def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monkeypatch):
+    import threading
+
+    from desktop.ui.workers import Runner
+    monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)
     window = _open(qtbot, tmp_path / "b.db")
     first_reports: list[float] = []
+    clicked = threading.Event()  # the reader waits at its first record until Cancel was clicked
 
     def cancel_on_first_record(done, total, records):
         if records and not first_reports:
@@ -83,6 +90,7 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path):
             button = window._progress.findChild(QPushButton)
             assert button.text() == "Cancel"
             button.click()
+            clicked.set()
 
     window.import_runner.advanced.connect(cancel_on_first_record)
     results: list = []
@@ -94,8 +102,13 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path):
     real_read = main_window.read_file
 
     def read_and_watch(path, progress=None):
+        def gated(*values):
+            progress(*values)
+            if len(values) == 3 and values[2] >= 1:
+                clicked.wait(10)
+
         try:
-            return real_read(path, progress=progress)
+            return real_read(path, progress=gated)
         except Cancelled:
             stopped.append(path)
             raise
@@ -218,4 +231,69 @@ def test_comments_are_a_list_added_edited_and_deleted_one_by_one(qtbot, tmp_path
     window.undo()
     assert stored() == ["the stem lacks a comma after 'however'", "distractor D is too long"]
     assert panel.list.count() == 2
+    _close(window)
+
+
+def test_linter_suggestions_accept_and_dismiss(qtbot, tmp_path):
+    import json
+
+    from desktop.domain import surface_lint
+    from desktop.domain import typology as ty
+    # the first item of the file with at least three suggestions, one of them in an alternative
+    recs = [json.loads(line) for line in _lines(YELLOW)]
+    from desktop import formats
+    questions = {q.id: q for ds in formats.read(YELLOW) for q in ds.questions()}
+    rec, item = next((r, t["id"]) for r in recs for t in r["test"]
+                     if len(found := surface_lint.detect(questions[t["id"]], r["text"])) >= 3
+                     and any(f.alternative is not None for f in found) and found[0].element == "text")
+    window = _window_on(qtbot, tmp_path, YELLOW)
+    assert window.go_to(item)
+    window.tabs.setCurrentWidget(window.problems)
+    panel = window.problems
+    q = window.state.question
+    linted = surface_lint.detect(q, rec["text"])  # the linter on the file's own passage
+    assert any(t.alternative is not None for t in linted)
+    assert any(r.suggestion.where.startswith("alternative ") for r in panel.suggestion_rows)
+    assert len(panel.suggestion_rows) == len(linted)
+    assert f"({len(linted)})" in panel.suggestions_title.text()
+    first, second = panel.suggestion_rows[0].suggestion.tag, panel.suggestion_rows[1].suggestion.tag
+    assert (first.type, first.element, first.start, first.end) == (
+        linted[0].type, linted[0].element, linted[0].start, linted[0].end)
+    if first.element == "text":  # the found stretch is quoted from the passage
+        found = rec["text"][first.start:first.end].replace(" ", "␣")
+        assert found in panel.suggestion_rows[0].label.text()
+        panel.suggestions.setCurrentRow(0)  # clicking it selects it in the passage
+        assert window.passage.selection() == (first.start, first.end)
+    acceptability_before = panel.acceptability.text()
+
+    panel.suggestion_rows[0].accept.click()
+    store = window.backend.store
+    accepted = [p for p in store.question(item, annotator="anna").problems if p.origin == "model-accepted"]
+    assert [(p.type, p.element, p.alternative, p.start, p.end, p.annotator) for p in accepted] == [
+        (first.type, first.element, first.alternative, first.start, first.end, "anna")]
+    assert len(panel.suggestion_rows) == len(linted) - 1
+    # an accepted suggestion counts like any tag
+    assert ty.acceptability(window.state.question.problems) != ty.ACCEPTABLE
+
+    # dismissing: gone from the list, stored, and it changes nothing of the acceptability
+    acceptability_after_accept = panel.acceptability.text()
+    row = next(r for r in panel.suggestion_rows if r.suggestion.tag.start == second.start
+               and r.suggestion.tag.type == second.type)
+    row.dismiss.click()
+    assert len(panel.suggestion_rows) == len(linted) - 2
+    assert panel.acceptability.text() == acceptability_after_accept
+    dismissed = [p for p in store.question(item, annotator="anna").problems
+                 if p.origin == "model" and p.extra.get("dismissed")]
+    assert [(p.type, p.start, p.end) for p in dismissed] == [(second.type, second.start, second.end)]
+    assert acceptability_before  # shown before any answer
+
+    # both answers hold after a restart; undo brings the dismissed suggestion back
+    path = window.backend.path
+    _close(window)
+    window = MainWindow(Backend.open(path, annotator="anna"), facts=False)
+    qtbot.addWidget(window)
+    assert window.go_to(item)
+    assert len(window.problems.suggestion_rows) == len(linted) - 2
+    window.undo()
+    assert len(window.problems.suggestion_rows) == len(linted) - 1
     _close(window)

@@ -123,6 +123,8 @@ class MainWindow(QMainWindow):
         self.problems = ProblemsPanel()
         self.problems.tagToggled.connect(self._tag_toggled)
         self.problems.alternativeTagToggled.connect(self._alternative_tag_toggled)
+        self.problems.suggestionAnswered.connect(self._suggestion_answered)
+        self.problems.suggestionChosen.connect(self._suggestion_chosen)
         self.problems.fieldEdited.connect(self.edit)
         self.comments = CommentsPanel()
         self.comments.fieldEdited.connect(self.edit)
@@ -276,6 +278,8 @@ class MainWindow(QMainWindow):
         self.difficulty.set_eligibility(eligible, why)
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
                                n_alternatives=len(q.alternatives))
+        from desktop.ui.suggestions import pending
+        self.problems.set_suggestions(pending(q, st.passage_text))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
         self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
         if getattr(self, "model_review", None) is not None:
@@ -396,6 +400,17 @@ class MainWindow(QMainWindow):
                     and p.alternative == alternative and p.origin != "model"]:
             if tag.id is not None:
                 self.edit("problem.remove", {"id": tag.id})
+
+    def _suggestion_answered(self, tag, accept: bool) -> None:
+        """Accept (store the tag as model-accepted) or dismiss (store that it was seen and is fine)."""
+        from desktop.ui.suggestions import change_value
+        self.edit("problem.add", change_value(tag, len(self.state.passage_text), accept))
+
+    def _suggestion_chosen(self, tag) -> None:
+        """A suggestion in the passage: select what it found, so it can be seen (and marked)."""
+        if tag.element == "text" and tag.start is not None and tag.end is not None:
+            self.passage.set_selection(tag.start, tag.end)
+            self.passage.ensureCursorVisible()
 
     # ================================================================ undo, navigation
     def undo(self) -> None:

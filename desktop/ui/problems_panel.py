@@ -10,8 +10,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QToolButton, QTreeWidget,
-    QTreeWidgetItem, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
+    QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
 from desktop.domain import difficulty as km
@@ -67,11 +67,42 @@ class AlternativeToggles(QWidget):
             b.setChecked(i in checked)
 
 
+class SuggestionRow(QWidget):
+    """One linter suggestion: what and where, the found stretch in context, Accept and Dismiss."""
+
+    def __init__(self, suggestion, parent=None):
+        super().__init__(parent)
+        self.suggestion = suggestion
+        t = suggestion.tag
+        kind = ty.TYPES[t.type] if t.type in ty.TYPES else None
+        hex_ = colors.acceptability_hex(kind.tier if kind else None)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(2, 2, 2, 2)
+        name = kind.name if kind else t.type
+        extra = " <i>(already tagged)</i>" if suggestion.already_tagged else ""
+        self.label = QLabel(f"<b>{name}</b> · {suggestion.where}{extra}<br>"
+                            f"<span style='font-family: monospace'>{suggestion.excerpt_html}</span>")
+        self.label.setTextFormat(Qt.RichText)
+        self.label.setWordWrap(True)
+        self.label.setToolTip(ty.glossary(t.type) if kind else t.type)
+        self.label.setStyleSheet(f"QLabel {{ border-left: 5px solid {hex_}; padding-left: 4px; }}")
+        row.addWidget(self.label, 1)
+        self.accept = QPushButton("Accept")
+        self.accept.setToolTip("Store this problem tag (origin: model-accepted)")
+        self.dismiss = QPushButton("Dismiss")
+        self.dismiss.setToolTip("Not a problem: the suggestion does not come back")
+        for b in (self.accept, self.dismiss):
+            b.setFocusPolicy(Qt.NoFocus)
+            row.addWidget(b, 0, Qt.AlignTop)
+
+
 class ProblemsPanel(QWidget):
     """Tags grouped by element and tier; emits tagToggled(type, element, checked) and field edits."""
 
     tagToggled = Signal(str, str, bool)
     alternativeTagToggled = Signal(str, str, int, bool)  # type, element, alternative (0-based), checked
+    suggestionAnswered = Signal(object, bool)  # the suggested ProblemTag, accepted (False: dismissed)
+    suggestionChosen = Signal(object)  # a suggestion clicked: show where it is
     fieldEdited = Signal(str, object)  # "note" | "text_format" | "multiple_texts" | "unit_type", value
 
     def __init__(self, parent=None):
@@ -102,6 +133,15 @@ class ProblemsPanel(QWidget):
         self.text_format.activated.connect(lambda _i: self._emit("text_format", self.text_format.currentData()))
         self.unit_type.activated.connect(lambda _i: self._emit("unit_type", self.unit_type.currentData()))
         self.multiple_texts.clicked.connect(lambda checked: self._emit("multiple_texts", bool(checked)))
+
+        self.suggestions_title = QLabel()
+        layout.addWidget(self.suggestions_title)
+        self.suggestions = QListWidget()
+        self.suggestions.setMaximumHeight(190)
+        self.suggestions.setVerticalScrollMode(QListWidget.ScrollPerPixel)
+        self.suggestions.currentItemChanged.connect(self._suggestion_chosen)
+        layout.addWidget(self.suggestions)
+        self.suggestion_rows: list[SuggestionRow] = []
 
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
@@ -218,6 +258,36 @@ class ProblemsPanel(QWidget):
 
     def flush(self) -> None:
         self.note.flush()
+
+    # ---- the linter's suggestions ------------------------------------------------------------------
+    def set_suggestions(self, suggestions: list) -> None:
+        self.suggestions.blockSignals(True)
+        try:
+            self.suggestions.clear()
+            self.suggestion_rows = []
+            for sug in suggestions:
+                row = SuggestionRow(sug)
+                row.accept.clicked.connect(lambda _=False, t=sug.tag: self.suggestionAnswered.emit(t, True))
+                row.dismiss.clicked.connect(lambda _=False, t=sug.tag: self.suggestionAnswered.emit(t, False))
+                item = QListWidgetItem()
+                self.suggestions.addItem(item)
+                self.suggestions.setItemWidget(item, row)
+                item.setSizeHint(row.sizeHint())
+                self.suggestion_rows.append(row)
+        finally:
+            self.suggestions.blockSignals(False)
+        n = len(suggestions)
+        self.suggestions.setVisible(bool(n))
+        self.suggestions_title.setText(
+            f"<b>Surface linter suggestions ({n})</b> — accept to tag, dismiss if fine" if n
+            else "<span style='color:#666'>Surface linter: no suggestions</span>")
+
+    def _suggestion_chosen(self, item, _previous) -> None:
+        if item is None:
+            return
+        row = self.suggestions.itemWidget(item)
+        if row is not None:
+            self.suggestionChosen.emit(row.suggestion.tag)
 
     # ---- editing -------------------------------------------------------------------------------
     def _item_changed(self, leaf: QTreeWidgetItem, _col: int) -> None:
