@@ -12,6 +12,7 @@ def register(sub) -> None:
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window to this PNG and exit")
     p.add_argument("--model", metavar="DIR", help="model directory for the model panel (default: models/default/)")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH (default: %(default)s)")
+    p.add_argument("--tab", help="show this tab of the side panel (difficulty, problems, comments, …)")
     p.set_defaults(func=run)
 
 
@@ -26,4 +27,5 @@ def run(args) -> int:
         os.environ["MCQLENS_MODEL"] = args.model  # read by desktop.ui.model_scoring.default_model_dir
     # Qt is imported only here, so the rest of the command line never loads it.
     from desktop.ui.app import run as run_gui
-    return run_gui(args.db, item=args.item, screenshot=args.screenshot, annotator=args.annotator, size=(w, h))
+    return run_gui(args.db, item=args.item, screenshot=args.screenshot, annotator=args.annotator, size=(w, h),
+                   tab=args.tab)

@@ -47,7 +47,7 @@ def application() -> QApplication:
 
 
 def run(db: str, item: str | None = None, screenshot: str | None = None, annotator: str | None = None,
-        size: tuple[int, int] = (1600, 1000)) -> int:
+        size: tuple[int, int] = (1600, 1000), tab: str | None = None) -> int:
     """Open the window on `db`; with `screenshot`, render the window to that PNG and exit."""
     from desktop.store import default_annotator
     from desktop.ui.backend import Backend
@@ -61,6 +61,9 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     if item and not window.go_to(item):
         backend.close()
         raise McqLensError(f"no item {item!r} in {db}")
+    if tab and not window.show_tab(tab):
+        backend.close()
+        raise McqLensError(f"no tab {tab!r}; one of: {', '.join(window.tab_names())}")
     if screenshot:
         window.resize(*size)
         window.show()

@@ -606,6 +606,17 @@ class MainWindow(QMainWindow):
         self.facts_runner.wait(5)
         super().closeEvent(event)
 
+    def tab_names(self) -> list[str]:
+        return [self.tabs.tabText(i).replace("&&", "&").lower() for i in range(self.tabs.count())]
+
+    def show_tab(self, name: str) -> bool:
+        """Bring the side panel's tab whose title starts with `name` to the front (mcqlens gui --tab)."""
+        for i, title in enumerate(self.tab_names()):
+            if title.startswith(name.strip().lower()):
+                self.tabs.setCurrentIndex(i)
+                return True
+        return False
+
     def render_to(self, path: str) -> None:
         """Write what the window shows as an image (mcqlens gui --screenshot)."""
         from PySide6.QtWidgets import QApplication

@@ -137,7 +137,6 @@ class ProblemsPanel(QWidget):
         self.suggestions_title = QLabel()
         layout.addWidget(self.suggestions_title)
         self.suggestions = QListWidget()
-        self.suggestions.setMaximumHeight(190)
         self.suggestions.setVerticalScrollMode(QListWidget.ScrollPerPixel)
         self.suggestions.currentItemChanged.connect(self._suggestion_chosen)
         layout.addWidget(self.suggestions)
@@ -277,6 +276,9 @@ class ProblemsPanel(QWidget):
         finally:
             self.suggestions.blockSignals(False)
         n = len(suggestions)
+        # As tall as its rows (up to a limit): the typology below keeps the room.
+        rows = sum(self.suggestions.sizeHintForRow(i) for i in range(n))
+        self.suggestions.setFixedHeight(min(rows + 2 * self.suggestions.frameWidth() + 2, 190))
         self.suggestions.setVisible(bool(n))
         self.suggestions_title.setText(
             f"<b>Surface linter suggestions ({n})</b> — accept to tag, dismiss if fine" if n
