@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from desktop.domain.changes import Change
 from desktop.domain.model import Assessment, Dataset, Question
+from desktop.store.conflicts import NOT_GIVEN
 
 
 @dataclass
@@ -28,6 +29,9 @@ class ItemState:
     status: str
     values: dict[str, Any] = field(default_factory=dict)  # merged: own over reference
     inherited: set[str] = field(default_factory=set)  # variables shown from the reference
+    version: int = 0  # the store's row_version when this was read: another window's edit raises it
+    own_comments_stored: list[str] | None = None  # this annotator's comments exactly as stored
+    own_answerability: str | None = None  # this annotator's own label (the shown one may be imported)
 
     @property
     def text_format(self):
@@ -94,6 +98,8 @@ class Backend:
 
     def load(self, item_id: str, status: str = "untouched") -> ItemState:
         me = self.annotator
+        # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
+        version = self.store.row_version(item_id)
         q = self.store.question(item_id, annotator=me)
         own = next((a for a in q.assessments if a.annotator == me), None)
         reference = next((a for a in q.assessments if a.annotator != me), None)
@@ -108,14 +114,80 @@ class Backend:
         if q.comments:
             n_other = len(self.store.question(item_id, annotator="").comments)
         note = self.store.note(item_id, me) or ""
+        from desktop.store.adjudication import annotator_fields
+        mine = annotator_fields(self.store, item_id)
         return ItemState(question=q, passage_text=self.passage_text(q.passage_id), own=own, reference=reference,
                          note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
-                         status=status, values=values, inherited=inherited)
+                         status=status, values=values, inherited=inherited, version=version,
+                         own_comments_stored=mine.comments.get(me, []),
+                         own_answerability=mine.answerability.get(me))
+
+    # ---- what a window showed, for stale-edit detection --------------------------------------
+    def shown(self, state: ItemState, field_: str, value: Any = None) -> Any:
+        """The stored state of `field_` as `state` (what the window shows) had it, in the shape
+        `store.apply(..., expect=)` compares; NOT_GIVEN where nothing can go stale (adding a span)."""
+        own = state.own
+        if field_ in ("comment", "comments"):
+            return list(state.own_comments_stored if state.own_comments_stored is not None else state.own_comments)
+        if field_ == "answerability":
+            return state.own_answerability
+        if field_ == "status":
+            return state.status
+        if field_ == "note":
+            return state.note or None
+        if field_.startswith("difficulty."):
+            return None if own is None else own.values.get(field_.split(".", 1)[1])
+        if field_ in ("text_format", "unit_type", "multiple_texts"):
+            return None if own is None else getattr(own, field_)
+        if field_ in ("span.remove", "span.update", "problem.remove") and isinstance(value, dict):
+            rows = state.question.spans if field_.startswith("span.") else state.question.problems
+            shown = next((r for r in rows if r.id is not None and r.id == value.get("id")), None)
+            if shown is None:
+                return NOT_GIVEN
+            if field_.startswith("span."):
+                return {"start": shown.start, "end": shown.end, "role": shown.role}
+            return {"type": shown.type, "element": shown.element}
+        return NOT_GIVEN
+
+    def version(self, item_id: str) -> int:
+        return self.store.row_version(item_id)
+
+    def last_change_id(self) -> int:
+        """The newest history id: one indexed query, cheap enough for a timer."""
+        return self.store.last_history_id()
+
+    def changes_since(self, history_id: int) -> list:
+        return self.store.history(since=history_id)
+
+    def removed_by(self, item_id: str, field_: str, row_id: int):
+        """The history row that took span/problem `row_id` away (a remove, or an undone add), if any."""
+        kind = field_.split(".", 1)[0]
+        for h in reversed(self.store.history(item_id=item_id)):
+            if not h.field.startswith(kind + "."):
+                continue
+            gone = h.after is None and isinstance(h.before, dict) and h.before.get("id") == row_id
+            if gone:
+                return h
+        return None
+
+    def item_rows(self, item_ids: list[str], passages: dict[str, str]) -> dict[str, Any]:
+        """Fresh navigator rows of `item_ids` (`passages`: item -> passage id): a query per
+        passage for a few, one for all when another program edited many at once."""
+        wanted = set(item_ids)
+        if len(wanted) > 20:
+            return {r.item_id: r for r in self.store.items() if r.item_id in wanted}
+        out = {}
+        for pid in {passages[i] for i in wanted if i in passages}:
+            out.update({r.item_id: r for r in self.store.items(passage_id=pid) if r.item_id in wanted})
+        return out
 
     # ---- writing ----------------------------------------------------------------------------------
-    def apply(self, item_id: str, field_: str, value: Any) -> int:
-        """Store one edit (one transaction with its history row); returns the history id."""
-        return self.store.apply(Change(item_id, field_, value, self.annotator))
+    def apply(self, item_id: str, field_: str, value: Any, expect: Any = NOT_GIVEN) -> int:
+        """Store one edit (one transaction with its history row); returns the history id.
+
+        `expect` (from `shown`): refused with StaleEditError if the field no longer holds it;
+        NOT_GIVEN: no check."""
+        return self.store.apply(Change(item_id, field_, value, self.annotator), expect=expect)
 
     def undo(self):
         return self.store.undo(self.annotator)

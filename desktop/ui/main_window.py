@@ -21,12 +21,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain.errors import McqLensError
+from desktop.store.conflicts import StaleEditError
 from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, Dataset, Passage, letter
 from desktop.ui import colors
 from desktop.ui.backend import Backend, ItemState, compute_facts, read_file
 from desktop.ui.comments_panel import CommentsPanel
 from desktop.ui.difficulty_form import DifficultyForm
 from desktop.ui.navigator import Navigator
+from desktop.ui.other_windows import ChangeWatcher, ConflictBanner, describe, when
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
@@ -64,6 +66,8 @@ class MainWindow(QMainWindow):
         from desktop.ui.model_panel import install as install_model_review
         self.model_review = install_model_review(self)  # model panel, Model menu; None if it cannot start
         self.reload_items()
+        self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
+        self.watcher.start_from_now()
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -109,6 +113,8 @@ class MainWindow(QMainWindow):
         center = QWidget()
         cl = QVBoxLayout(center)
         cl.setContentsMargins(2, 2, 2, 2)
+        self.banner = ConflictBanner()
+        cl.addWidget(self.banner)
         cl.addLayout(toolbar)
         split = QSplitter(Qt.Vertical)
         split.addWidget(self.passage)
@@ -310,18 +316,110 @@ class MainWindow(QMainWindow):
         if field not in ("comment", "comments", "note"):
             # Text still being typed goes in first: the refresh below redraws the panels.
             self.flush()
+        if self.current is None or self.state is None:
+            return None
+        item = self.current
+        # What the widget showed: another window's edit since then refuses this one (StaleEditError).
+        expect = self.backend.shown(self.state, field, value)
         try:
-            hid = self.backend.apply(self.current, field, value)
+            hid = self.backend.apply(item, field, value, expect)
+        except StaleEditError as exc:
+            self._refused_stale(item, field, value, exc)
+            return None
         except McqLensError as exc:
-            self._error(f"Not saved: {exc}")
-            self._refresh()
+            if "locked by another program" in str(exc):
+                self._refused_locked(item, field, value, exc)
+            elif not self._already_gone(item, field, value):
+                self._error(f"Not saved: {exc}")
+                self._safe_refresh()
             return None
         self._saved(hid, f"{field}")
+        if self.banner.item == item:  # a newer edit of the item: the old offer would undo it
+            self.banner.clear()
         self._refresh()
         return hid
 
+    # ---- other windows and programs on the same database ---------------------------------------
+    def _refused_stale(self, item: str, field: str, value: Any, exc: StaleEditError) -> None:
+        """Nothing was overwritten: show what is stored now, say who changed it, offer to apply mine."""
+        self._safe_refresh()
+        who = (f"{exc.by['annotator']} at {when(exc.by['ts'])}" if exc.by else "another window or program")
+        if field.startswith(("span.", "problem.")) and exc.current is None:
+            kind = "span" if field.startswith("span.") else "problem tag"
+            self._warn(f"Not saved: this {kind} of {item} was removed by {who} (another window or program).")
+            return
+        self._warn(f"Not saved: {field} of {item} was changed by {who} in another window or program; "
+                   f"it now reads {describe(field, exc.current)} (shown). Yours was {describe(field, value)}.",
+                   "Apply mine anyway", lambda: self._again(item, field, value), item)
+
+    def _refused_locked(self, item: str, field: str, value: Any, exc: McqLensError) -> None:
+        self._warn(f"Not saved: {exc}. Another program is writing to this database; "
+                   "try again when it has finished.", "Try again", lambda: self._again(item, field, value), item)
+        self.last_error = self.banner.text
+        self._safe_refresh()
+
+    def _already_gone(self, item: str, field: str, value: Any) -> bool:
+        """A span or tag removed by another window meanwhile: say so (and by whom), not 'error'."""
+        if field not in ("span.remove", "span.update", "problem.remove") or not isinstance(value, dict):
+            return False
+        self._safe_refresh()
+        kind = field.split(".", 1)[0]
+        rows = self.state.question.spans if kind == "span" else self.state.question.problems
+        if any(r.id == value.get("id") for r in rows):
+            return False
+        try:
+            h = self.backend.removed_by(item, field, value.get("id"))
+        except McqLensError:
+            h = None
+        who = f" by {h.annotator} at {when(h.ts)}" if h is not None else ""
+        what = "span" if kind == "span" else "problem tag"
+        self._warn(f"Nothing to do: this {what} was already removed{who} (another window or program).")
+        return True
+
+    def _again(self, item: str, field: str, value: Any) -> None:
+        """Re-apply a refused edit on what is shown now: the later edit wins, the earlier stays in history."""
+        if self.current != item and not self.go_to(item):
+            return
+        self.edit(field, value)
+
+    def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
+        self.banner.warn(text, action, then, item)
+        self.statusBar().showMessage(text, 15000)
+
+    def tell(self, text: str) -> None:
+        self.last_message = text
+        self.statusBar().showMessage(text, 10000)
+
+    def typing(self) -> bool:
+        return self.comments.comment.is_dirty() or self.problems.note.is_dirty()
+
+    def refresh_current(self) -> None:
+        self._refresh()
+
+    def refresh_rows(self, items: list[str]) -> None:
+        """Navigator rows (status, counts) of items edited elsewhere; selection and scroll stay."""
+        passages = {}
+        for item in items:
+            row = self.navigator.model.row_of(item)
+            if row is not None:
+                passages[item] = row.passage_id
+        if not passages:
+            return
+        for item, fresh in self.backend.item_rows(list(passages), passages).items():
+            self.navigator.update_row(item, status=fresh.status, n_evidence=fresh.n_evidence,
+                                      n_bases=fresh.n_bases, n_problems=fresh.n_problems,
+                                      answerability=fresh.answerability)
+
+    def _safe_refresh(self) -> None:
+        try:
+            self._refresh()
+        except McqLensError as exc:
+            self.statusBar().showMessage(str(exc), 15000)
+
     def _saved(self, hid: int, what: str) -> None:
         self.last_saved = hid
+        if getattr(self, "watcher", None) is not None:
+            self.watcher.mark_own(hid)
         self.save_label.setText(f"<span style='color:#2E7D32'>✓ saved</span> {what} · #{hid}")
 
     def _typing(self) -> None:
