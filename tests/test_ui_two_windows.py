@@ -206,3 +206,17 @@ def test_the_timer_never_replaces_text_being_typed(qtbot, db, records):
     window.banner.action.click()
     q, _ = _stored(db, first)
     assert q.comments[-1] == "half a thought"
+
+
+def test_a_batch_of_edits_elsewhere_updates_the_navigator_in_place(qtbot, db, records):
+    from desktop.domain.changes import Change
+    ids = [q["id"] for r in records for q in r["test"]]
+    window = _window(qtbot, db, poll=False)
+    assert window.go_to(ids[40])
+    with Store.open(db, annotator="bob") as s, s.batch():  # more items than one passage's query
+        for item in ids[:30]:
+            s.apply(Change(item, "status", "done", "bob"))
+    window.watcher.tick()
+    assert [window.navigator.model.row_of(i).status for i in ids[:31]] == ["done"] * 30 + ["untouched"]
+    assert window.navigator.progress.text().startswith(f"<b>30 of {len(ids)} done</b>")
+    assert window.current == ids[40] and window.last_message == ""  # the open item was not touched
