@@ -384,6 +384,7 @@ class MainWindow(QMainWindow):
 
     def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
         self.banner.warn(text, action, then, item)
+        self.save_label.setText("<span style='color:#B00020'>✗ not saved</span> (see the message above the passage)")
         self.statusBar().showMessage(text, 15000)
 
     def tell(self, text: str) -> None:

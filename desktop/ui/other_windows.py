@@ -21,10 +21,14 @@ POLL_MS = 1000
 
 
 def when(ts: str | None) -> str:
-    """A history time stamp as people read it: date and time to the second."""
+    """A history time stamp as people read it: local date and time to the second."""
     if not ts:
         return "an unknown time"
-    return str(ts).replace("T", " ")[:19]
+    from datetime import datetime
+    try:  # stored in UTC; the annotator reads their own clock
+        return datetime.fromisoformat(str(ts)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return str(ts).replace("T", " ")[:19]
 
 
 def describe(field: str, value: Any) -> str:
