@@ -1,6 +1,145 @@
-"""`mcqlens expmrc`: (being written)."""
+"""`mcqlens expmrc predict|evaluate`: ExpMRC answer + evidence predictions and the official scores.
+
+    mcqlens expmrc predict DATASET.json -o PREDICTIONS.json [--model DIR] [--evidence METHOD]
+    mcqlens expmrc evaluate DATASET.json PREDICTIONS.json
+
+`predict` answers every question with a model (ONNX, standard format) and picks an
+evidence sentence (`models.evidence`: idf-recall-options by default, or the ExpMRC
+seed's baselines most-similar-sentence and most-similar-sentence-with-question), and
+writes {"<pid>-<j>": {"answer": "C", "evidence": "..."}}.  Items the model was trained
+on (cross-fitted RACE items) take their answer from the model directory's out-of-fold
+predictions, so no answer comes from a model that saw the question; --in-sample turns
+that off.  `evaluate` prints ALL_F1, ANS_F1, EVI_F1, TOTAL and SKIP as the official
+scorer does (`desktop.domain.expmrc_metric`).
+"""
 from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
+OOF_FILE = "oof_predictions.jsonl"
 
 
 def register(sub) -> None:
-    sub.add_parser("expmrc", help="(not yet available)")
+    p = sub.add_parser("expmrc", help="ExpMRC predictions (answer + evidence) and official scores",
+                       description=__doc__.split("\n\n")[0])
+    s = p.add_subparsers(dest="expmrc_command", metavar="ACTION")
+    pr = s.add_parser("predict", help="answer and evidence for every question of an ExpMRC file")
+    pr.add_argument("dataset", help="ExpMRC multiple-choice JSON (e.g. expmrc-race-dev.json)")
+    pr.add_argument("-o", "--out", required=True, help="prediction file to write")
+    pr.add_argument("--model", default=None, help=f"model directory (default: {DEFAULT_MODEL})")
+    pr.add_argument("--evidence", default="idf-recall-options",
+                    choices=("idf-recall-options", "most-similar-sentence-with-question", "most-similar-sentence"),
+                    help="evidence method (default: idf-recall-options)")
+    pr.add_argument("--in-sample", action="store_true",
+                    help="answer items the model trained on with the model itself, not out of fold")
+    pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    pr.set_defaults(func=run_predict)
+    ev = s.add_parser("evaluate", help="official ExpMRC scores of a prediction file")
+    ev.add_argument("dataset")
+    ev.add_argument("predictions")
+    ev.set_defaults(func=run_evaluate)
+    p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
+
+
+def _load_json(path: str, what: str):
+    from desktop.domain.errors import InputError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise InputError(path, None, None, f"no such {what} file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, None, None, f"not a JSON {what} file ({exc})") from None
+
+
+def run_evaluate(args) -> int:
+    from desktop.domain.errors import InputError
+    from desktop.domain.expmrc_metric import score_multiple_choice
+
+    dataset = _load_json(args.dataset, "dataset")
+    predictions = _load_json(args.predictions, "prediction")
+    if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
+        raise InputError(args.dataset, None, "data", "an ExpMRC dataset is {\"version\", \"data\": [...]}")
+    if not isinstance(predictions, dict):
+        raise InputError(args.predictions, None, None, "predictions must map \"<pid>-<j>\" to {answer, evidence}")
+    for qid, pred in predictions.items():
+        if not isinstance(pred, dict):
+            raise InputError(args.predictions, qid, None, "each prediction must be {\"answer\": ..., \"evidence\": ...}")
+    print(json.dumps(score_multiple_choice(dataset, predictions)))
+    return 0
+
+
+def out_of_fold(model_dir: Path, source: str = "expmrc") -> dict[str, list[float]]:
+    """Standard-format out-of-fold logits by question id, for the items the model trained on."""
+    path = model_dir / OOF_FILE
+    out: dict[str, list[float]] = {}
+    if not path.is_file():
+        return out
+    prefix = f"{source}:"
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row["format"] == "standard" and row["id"].startswith(prefix):
+                out[row["id"][len(prefix):]] = row["logits"]
+    return out
+
+
+def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
+            log=print) -> dict[str, dict[str, str]]:
+    import numpy as np
+
+    import inference
+    from desktop.domain.model import LETTERS
+    from desktop.formats import expmrc
+    from inference.metrics import softmax
+    from models import evidence
+
+    ds = expmrc.read(dataset_path)
+    passages = {p.id: p for p in ds.passages}
+    questions = [q for p in ds.passages for q in p.questions]
+    oof = {} if in_sample else out_of_fold(model_dir)
+    to_score = [q for q in questions if q.id not in oof]
+    probs: dict[str, list[float]] = {}
+    if to_score:
+        model = inference.load_model(model_dir, device=device)
+        log(model.message)
+        for q, s in zip(to_score, inference.score(model, to_score, passages, ["standard"])):
+            probs[q.id] = s.formats["standard"].probabilities
+    if oof:
+        from inference.card import load_card
+
+        t = load_card(model_dir).temperature_for("standard")
+        for q in questions:
+            if q.id in oof:
+                probs[q.id] = [float(x) for x in softmax(np.array(oof[q.id]), t)]
+        log(f"{sum(q.id in oof for q in questions)} answers from out-of-fold predictions, {len(to_score)} from the model")
+    index = evidence.SentenceIndex([p.text for p in ds.passages])
+    out = {}
+    for q in questions:
+        p = probs.get(q.id)
+        if p is None:
+            continue
+        k = int(np.argmax(p))
+        text = passages[q.passage_id].text
+        ev = evidence.predict(method, text, q.stem, q.alternatives, k, p, index)
+        out[q.id] = {"answer": LETTERS[k], "evidence": ev.text if ev else ""}
+    return out
+
+
+def run_predict(args) -> int:
+    from desktop.domain.errors import ModelError
+
+    model_dir = Path(args.model) if args.model else DEFAULT_MODEL
+    if not (model_dir / "card.json").is_file():
+        raise ModelError(f"{model_dir} is not a model directory (no card.json)")
+    preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
+                    log=lambda m: print(m, file=sys.stderr))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(preds, f, ensure_ascii=False, indent=1)
+    print(f"wrote {len(preds)} predictions to {args.out}", file=sys.stderr)
+    return 0
