@@ -17,6 +17,7 @@ Records are packed into one JSONL file so that a GPU machine, which cannot see
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import sys
@@ -63,7 +64,7 @@ def records_from_datasets(datasets, dev_fraction: float = 0.15) -> list[dict]:
                 if sig in seen:
                     continue
                 seen.add(sig)
-                out.append({
+                rec = {
                     "id": f"{source}:{q.id}",
                     "source": source,
                     "group": group,
@@ -72,7 +73,10 @@ def records_from_datasets(datasets, dev_fraction: float = 0.15) -> list[dict]:
                     "alternatives": list(q.alternatives),
                     "key": int(q.key),
                     "role": role_for(source, p.split, group, dev_fraction),
-                })
+                }
+                if "nota" in q.extra:  # the NOTA alternative: formatting treats it specially in cloze stems
+                    rec["nota"] = q.extra["nota"]["replaced"]
+                out.append(rec)
     return out
 
 
@@ -136,8 +140,28 @@ def read_jsonl(path: str | Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def load_records(paths: Iterable[str], dev_fraction: float = 0.15) -> list[dict]:
-    """Records from packed JSONL files and from anything `load_datasets` reads."""
+def with_nota(datasets, c: float, seed: int | str = 0):
+    """The None-of-the-above seed's transform with proportion C (`desktop.domain.nota`).
+
+    Passages whose questions already have an unanswerable alternative (QuAIL's "not
+    enough information") keep them as they are: the transform needs answerable items.
+    """
+    from desktop.domain import nota
+
+    out = []
+    for ds in datasets:
+        eligible = [p for p in ds.passages if not any(q.unanswerable_alternatives for q in p.questions)]
+        kept = [p for p in ds.passages if any(q.unanswerable_alternatives for q in p.questions)]
+        transformed, _ = nota.transform(eligible, c, seed)
+        new = copy.copy(ds)
+        new.passages = transformed + kept
+        out.append(new)
+    return out
+
+
+def load_records(paths: Iterable[str], dev_fraction: float = 0.15, nota: float | None = None,
+                 nota_seed: int | str = 0) -> list[dict]:
+    """Records from packed JSONL files and from anything `load_datasets` reads (optionally NOTA-transformed)."""
     records: list[dict] = []
     others = []
     for p in paths:
@@ -146,7 +170,10 @@ def load_records(paths: Iterable[str], dev_fraction: float = 0.15) -> list[dict]
         else:
             others.append(p)
     if others:
-        records.extend(records_from_datasets(load_datasets(others), dev_fraction))
+        datasets = load_datasets(others)
+        if nota is not None:
+            datasets = with_nota(datasets, nota, nota_seed)
+        records.extend(records_from_datasets(datasets, dev_fraction))
     return records
 
 
@@ -184,8 +211,11 @@ def main(argv=None) -> int:
     ap.add_argument("sources", nargs="*", default=list(DEFAULT_SOURCES))
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--dev-fraction", type=float, default=0.15)
+    ap.add_argument("--nota", type=float, default=None, metavar="C",
+                    help="apply the None-of-the-above transform with proportion C before packing")
+    ap.add_argument("--nota-seed", default="0")
     args = ap.parse_args(argv)
-    records = load_records(args.sources, args.dev_fraction)
+    records = load_records(args.sources, args.dev_fraction, args.nota, args.nota_seed)
     write_jsonl(records, args.out)
     print(json.dumps(summary(records), indent=1), file=sys.stderr)
     return 0

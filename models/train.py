@@ -78,7 +78,8 @@ def encode_all(tokenizer, records, formats, max_length, chunk: int = 256) -> lis
     for fmt in formats:
         for start in range(0, len(records), chunk):
             part = records[start:start + chunk]
-            items = [encoder_texts(r["passage"], r["stem"], r["alternatives"], fmt) for r in part]
+            items = [encoder_texts(r["passage"], r["stem"], r["alternatives"], fmt, nota_index=r.get("nota"))
+                     for r in part]
             for r, row in zip(part, tokenize_items(tokenizer, items, max_length)):
                 out.append(Encoded(r["id"], fmt, [ids for ids, _ in row], [t for _, t in row], r.get("key")))
     return out
@@ -351,6 +352,9 @@ def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.Argument
     ap.add_argument("--max-length", type=int, default=512)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--nota", type=float, default=None, metavar="C",
+                    help="None-of-the-above transform with proportion C on dataset files (not on packed JSONL)")
+    ap.add_argument("--nota-seed", default="0")
     ap.add_argument("--run-name", default="", help="folder name of a single run (default: final)")
     ap.add_argument("--train-sources", default="", help="train only on these sources (comma list)")
     ap.add_argument("--time-budget", type=float, default=0, help="seconds per run; no epoch starts that would pass it")
@@ -367,7 +371,7 @@ def run(args) -> dict:
             from desktop.domain.errors import McqLensError
 
             raise McqLensError(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
-    records = load_records(args.data or DEFAULT_SOURCES)
+    records = load_records(args.data or DEFAULT_SOURCES, nota=args.nota, nota_seed=args.nota_seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.fold:

@@ -67,3 +67,16 @@ def test_packed_file_round_trips(records, tmp_path):
     write_jsonl(records[:100], path)
     assert read_jsonl(path) == records[:100]
     assert load_records([str(path)]) == records[:100]
+
+
+def test_nota_hook_transforms_training_items_with_proportion_c():
+    from desktop.domain.nota import NOTA_TEXT, replaced_count
+
+    recs = load_records([str(DATA / "dream" / "dev.json"), str(DATA / "quail" / "challenge.jsonl")], nota=0.25)
+    dream = [r for r in recs if r["source"] == "dream"]
+    quail = [r for r in recs if r["source"] == "quail"]
+    assert all(r["alternatives"][r["nota"]] == NOTA_TEXT for r in dream)
+    # DREAM dev is one group (one split, no level): round(C × N) items lose their key to NOTA
+    assert sum(r["key"] == r["nota"] for r in dream) == replaced_count(0.25, len(dream))
+    # QuAIL already has "not enough information": left untouched
+    assert all("nota" not in r for r in quail)
