@@ -277,6 +277,8 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
             if bad >= args.patience:
                 break
     model.load_state_dict(best_state)
+    if args.train_sources:  # a source-only model is also scored on the other sources' dev items
+        dev_items = encode_all(tok, [r for r in records if r["role"] == "dev"], eval_formats, args.max_length)
     dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
     held_logits = predict(model, held_items, torch, device, args.max_tokens * 2)
     with open(out_dir / "predictions.jsonl", "w") as f:
