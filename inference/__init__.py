@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from desktop.domain.errors import ModelError
-from inference import formatting, metrics
+from inference import formatting, metrics, out_of_fold
 from inference.card import ModelCard, load_card
 
 DEFAULT_TOKENS_PER_BATCH = 16384  # B × O × T per run on CPU: bounds memory, keeps batches full
@@ -36,6 +36,7 @@ class Model:
     card: ModelCard
     tokenizer: Any
     runner: Any  # inference.session.Runner
+    oof: Any = None  # inference.out_of_fold.OutOfFold for the items the model trained on
 
     @property
     def id(self) -> str:
@@ -63,7 +64,7 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     except Exception as exc:
         raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({exc})") from exc
     runner = Runner(directory, card, device=device, precision=precision, threads=threads)
-    return Model(directory, card, tokenizer, runner)
+    return Model(directory, card, tokenizer, runner, out_of_fold.load(directory))
 
 
 @dataclass
@@ -75,6 +76,7 @@ class FormatScores:
     n_eff: float
     logits: list[float]
     temperature: float
+    fold: int | None = None  # set when the logits are the out-of-fold model's (see out_of_fold)
 
 
 @dataclass
@@ -102,6 +104,8 @@ class QuestionScores:
                      "logits": f.logits, "temperature": f.temperature}
             if mi is not None:
                 extra["mi_bits"] = mi
+            if f.fold is not None:
+                extra["out_of_fold"] = f.fold
             out.append(Prediction(model_id=self.model_id, input_format=fmt,
                                   probabilities=list(f.probabilities), extra=extra))
         return out
@@ -129,10 +133,22 @@ def scores_from_logits(logits: np.ndarray, temperature: float) -> list[tuple[lis
     return out
 
 
+def _out_of_fold(model: Model, questions: Sequence, fmt: str, nota: Sequence[int | None]) -> dict:
+    """{question index: out-of-fold entry} for the unchanged items the model trained on."""
+    if not model.oof:
+        return {}
+    found = {}
+    for i, q in enumerate(questions):
+        entry = model.oof.lookup(q, fmt) if nota[i] is None else None
+        if entry is not None:
+            found[i] = entry
+    return found
+
+
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
-          nota_indices: Sequence[int | None] | None = None) -> list[QuestionScores]:
+          nota_indices: Sequence[int | None] | None = None, in_sample: bool = False) -> list[QuestionScores]:
     """Score questions (domain `Question`s) in the given formats (default: the card's).
 
     `passages`: {passage_id: Passage or text}, or a list aligned with `questions`.
@@ -140,6 +156,10 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     when `cancel()` turns true, scoring stops and the questions completed in every
     format so far are returned.  Batches are sorted by length so that little padding
     is computed.
+
+    Items the model trained on through cross-fitting get the out-of-fold model's logits
+    from the model directory instead of the model's own (in-sample) output, unless
+    `in_sample` is true; their `FormatScores.fold` says so.
     """
     formats = list(formats or model.card.formats)
     if tokens_per_batch is None:
@@ -158,9 +178,19 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     complete = np.ones(n, dtype=bool)
     for fmt in formats:
         temperature = model.card.temperature_for(fmt)
+        held_out = _out_of_fold(model, questions, fmt, nota) if not in_sample else {}
+        for i, entry in held_out.items():
+            row = np.array([entry.logits], dtype=np.float64)
+            (p, pred, h, neff), = scores_from_logits(row, temperature)
+            results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff, list(entry.logits), temperature,
+                                                   fold=entry.fold)
         items = [formatting.encoder_texts(_passage_text(passages, q, i), q.stem, q.alternatives, fmt,
-                                          nota_index=nota[i]) for i, q in enumerate(questions)]
-        seqs = formatting.tokenize_items(model.tokenizer, items, model.card.max_length) if items else []
+                                          nota_index=nota[i]) if i not in held_out else None
+                 for i, q in enumerate(questions)]
+        seqs = formatting.tokenize_items(model.tokenizer, [it for it in items if it is not None],
+                                         model.card.max_length) if items else []
+        seqs_iter = iter(seqs)
+        seqs = [next(seqs_iter) if it is not None else [] for it in items]
         width = [max((len(ids_) for ids_, _ in row), default=0) for row in seqs]
         # a question without alternatives has nothing to score; it gets no result here
         order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])

@@ -92,7 +92,7 @@ def package(run: str | Path, out: str | Path, data, n_validation: int = 100, com
     )
     card = export_int8(model, ckpt / "tokenizer.json", out, card, validation)
     if oof.exists():  # out-of-fold predictions travel with the model: the report and users need them
-        (Path(out) / "oof_predictions.jsonl").write_bytes(_compact_oof(oof, card.formats))
+        (Path(out) / "oof_predictions.jsonl").write_bytes(_compact_oof(oof, card.formats, records))
     return card
 
 
@@ -134,16 +134,35 @@ def export_int8(model, tokenizer: Path, out: str | Path, card, validation):
     return card
 
 
-def _compact_oof(path: Path, formats) -> bytes:
-    """The served formats' out-of-fold logits, rounded: the model directory must stay small."""
+def _compact_oof(path: Path, formats, records) -> bytes:
+    """The served formats' out-of-fold logits, rounded: the model directory must stay small.
+
+    Each row carries the fingerprint of its item's stem and alternatives, so that the
+    runtime serves it only for that very item (`inference.out_of_fold`).
+    """
+    from inference.out_of_fold import fingerprint
+
+    prints = {rec["id"]: fingerprint(rec["stem"], rec["alternatives"]) for rec in records}
     rows = []
     for line in open(path, encoding="utf-8"):
         r = json.loads(line)
         if r["format"] not in formats:
             continue
         rows.append(json.dumps({"id": r["id"], "format": r["format"], "fold": r.get("fold"), "key": r["key"],
+                                "fingerprint": prints.get(r["id"]),
                                 "logits": [round(x, 4) for x in r["logits"]]}))
     return ("\n".join(rows) + "\n").encode()
+
+
+def refresh_oof(model_dir: str | Path, data) -> int:
+    """Add item fingerprints to a model directory's out-of-fold file; returns the rows written."""
+    from models.data import load_records
+
+    target = Path(model_dir) / "oof_predictions.jsonl"
+    formats = {json.loads(line)["format"] for line in open(target, encoding="utf-8") if line.strip()}
+    blob = _compact_oof(target, formats, load_records(data))
+    target.write_bytes(blob)
+    return blob.count(b"\n")
 
 
 def main(argv=None) -> int:

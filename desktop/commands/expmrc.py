@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
-OOF_FILE = "oof_predictions.jsonl"
 
 
 def register(sub) -> None:
@@ -73,21 +72,6 @@ def run_evaluate(args) -> int:
     return 0
 
 
-def out_of_fold(model_dir: Path, source: str = "expmrc") -> dict[str, list[float]]:
-    """Standard-format out-of-fold logits by question id, for the items the model trained on."""
-    path = model_dir / OOF_FILE
-    out: dict[str, list[float]] = {}
-    if not path.is_file():
-        return out
-    prefix = f"{source}:"
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if row["format"] == "standard" and row["id"].startswith(prefix):
-                out[row["id"][len(prefix):]] = row["logits"]
-    return out
-
-
 def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
             log=print) -> dict[str, dict[str, str]]:
     import numpy as np
@@ -95,28 +79,18 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
     import inference
     from desktop.domain.model import LETTERS
     from desktop.formats import expmrc
-    from inference.metrics import softmax
     from models import evidence
 
     ds = expmrc.read(dataset_path)
     passages = {p.id: p for p in ds.passages}
     questions = [q for p in ds.passages for q in p.questions]
-    oof = {} if in_sample else out_of_fold(model_dir)
-    to_score = [q for q in questions if q.id not in oof]
-    probs: dict[str, list[float]] = {}
-    if to_score:
-        model = inference.load_model(model_dir, device=device)
-        log(model.message)
-        for q, s in zip(to_score, inference.score(model, to_score, passages, ["standard"])):
-            probs[q.id] = s.formats["standard"].probabilities
-    if oof:
-        from inference.card import load_card
-
-        t = load_card(model_dir).temperature_for("standard")
-        for q in questions:
-            if q.id in oof:
-                probs[q.id] = [float(x) for x in softmax(np.array(oof[q.id]), t)]
-        log(f"{sum(q.id in oof for q in questions)} answers from out-of-fold predictions, {len(to_score)} from the model")
+    model = inference.load_model(model_dir, device=device)
+    log(model.message)
+    # Items the model trained on get the out-of-fold model's answer (inference.out_of_fold).
+    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample)
+    probs = {q.id: s.formats["standard"].probabilities for q, s in zip(questions, scores)}
+    held_out = sum(s.formats["standard"].fold is not None for s in scores)
+    log(f"{held_out} answers from out-of-fold predictions, {len(scores) - held_out} from the model")
     index = evidence.SentenceIndex([p.text for p in ds.passages])
     out = {}
     for q in questions:
