@@ -1,6 +1,6 @@
 """Regenerate docs/models.md and its figures for the shipped default model.
 
-    python -m models.report [--model models/default] [--run models/runs/default] [--docs docs]
+    python -m models.report [--model models/default] [--run docs/model_runs/default] [--docs docs]
 
 Everything is computed from files in the repository: the model card, the run's
 out-of-fold predictions on the RACE items (EMBRACE green+yellow, ExpMRC RACE+ dev),
@@ -282,7 +282,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
     a("# The shipped default model")
     a("")
     a("Regenerate this page and its figures with `python -m models.report` (reads `models/default/`, "
-      "`models/runs/default/` and `../shared/data`). Rebuild the model itself with "
+      "`docs/model_runs/default/` and `../shared/data`). Rebuild the model itself with "
       "`python -m models.build_default` on a GPU machine (see below).")
     a("")
     a("## What it is")
@@ -364,7 +364,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
         a(f"| RACE++ | {'stan.' if fmt == 'standard' else 'no con.'} | "
           + " | ".join(f"{x:.2f}" for x in SEED_TABLE2[fmt]) + " |")
     a("")
-    nei = _nei_share(ROOT / "models" / "runs" / "cross" / "dream_only_predictions.jsonl.gz")
+    nei = _nei_share(ROOT / "docs" / "model_runs" / "cross" / "dream_only_predictions.jsonl.gz")
     gains = {}
     for fmt in ("standard", "shortcut"):
         all_label = cross["labels"][-1]
@@ -500,7 +500,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
     a("`mcqlens train` takes the same options as `python -m models.train` (any Hugging Face BERT directory as "
       "`--backbone`, any file `desktop.formats` reads or an MCQ Lens database as `--data`, formats standard, "
       "shortcut, options, options_context, any number of alternatives). The run copied into "
-      "`models/runs/default/` is the one the shipped model comes from.")
+      "`docs/model_runs/default/` is the one the shipped model comes from.")
     text = "\n".join(L) + "\n"
     (docs / "models.md").write_text(text, encoding="utf-8")
     return text
@@ -509,7 +509,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m models.report", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default=str(ROOT / "models" / "default"))
-    ap.add_argument("--run", default=str(ROOT / "models" / "runs" / "default"))
+    ap.add_argument("--run", default=str(ROOT / "docs" / "model_runs" / "default"))
     ap.add_argument("--docs", default=str(ROOT / "docs"))
     args = ap.parse_args(argv)
     docs = Path(args.docs)

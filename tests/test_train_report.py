@@ -22,7 +22,7 @@ def test_wilson_interval_matches_the_closed_form():
 
 
 def test_report_numbers_are_the_out_of_fold_accuracies():
-    res = report.compute(ROOT / "models" / "default", ROOT / "models" / "runs" / "default")
+    res = report.compute(ROOT / "models" / "default", ROOT / "docs" / "model_runs" / "default")
     rows = {}
     for line in open(ROOT / "models" / "default" / "oof_predictions.jsonl"):
         r = json.loads(line)
@@ -36,7 +36,7 @@ def test_report_numbers_are_the_out_of_fold_accuracies():
 
 
 def test_figures_are_drawn(tmp_path):
-    res = report.compute(ROOT / "models" / "default", ROOT / "models" / "runs" / "default")
+    res = report.compute(ROOT / "models" / "default", ROOT / "docs" / "model_runs" / "default")
     report.figure4(res["items"], tmp_path / "f4.png")
     report.figure5(res["items"], tmp_path / "f5.png")
     for f in ("f4.png", "f5.png"):
