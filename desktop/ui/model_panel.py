@@ -106,7 +106,13 @@ class ModelPanel(QWidget):
                 parts.append(f"{ms.NOTATION[f]}: predicts <b>{letter(fv.predicted)}</b>, N = <b>{fv.n_eff:.2f}</b>")
         if view.mi_bits is not None:
             parts.append(f"MI = <b>{view.mi_bits:.2f}</b> bits")
-        self.metrics.setText(" · ".join(parts))
+        folds = sorted({fv.fold for fv in view.formats.values() if fv.fold is not None})
+        text = " · ".join(parts)
+        if folds:
+            # The model trained on this item: what is shown is the held-out fold model's answer.
+            text += (f"<br><span style='color:#555'>out of fold: the model trained on this item, so these are "
+                     f"the probabilities of fold {', '.join(map(str, folds))}, which did not</span>")
+        self.metrics.setText(text)
         flags = []
         if view.answerable_without_reading:
             flags.append(f"<span style='color:#C62828'>⚑ <b>answerable without reading?</b></span> "

@@ -134,6 +134,7 @@ class FormatView:
     probabilities: list[float]
     predicted: int
     n_eff: float
+    fold: int | None = None  # the out-of-fold model's answer (the shipped model trained on this item)
 
 
 @dataclass
@@ -198,7 +199,8 @@ def view_of(question: Question, predictions: Sequence[Prediction] | None = None,
     for p in preds:
         probs = [float(x) for x in p.probabilities]
         view.formats[p.input_format] = FormatView(p.input_format, probs,
-                                                  max(range(len(probs)), key=probs.__getitem__), _n_eff(p))
+                                                  max(range(len(probs)), key=probs.__getitem__), _n_eff(p),
+                                                  p.extra.get("out_of_fold"))
         if p.input_format == STANDARD and p.evidence and "evidence_start" in p.extra:
             view.evidence = (int(p.extra["evidence_start"]), int(p.extra["evidence_end"]), p.evidence)
             view.evidence_rejected_by = list(p.extra.get("evidence_rejected_by", []))
