@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.ui import model_scoring
 
 CHUNK = 16  # questions per whole-database step: a new item waits at most one step
+ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before it is scored
 
 
 class ScoringWorker(QObject):
@@ -113,6 +114,18 @@ class ScoringWorker(QObject):
                 if self._stop:
                     return
                 whatif, self._whatif = self._whatif, None
+                if not whatif and self._item is not None:
+                    # An annotator paging quickly through items should not pay for scoring
+                    # each one: wait until the item has been stayed on for a moment.
+                    gen = self._item_gen
+                    while True:
+                        self._cond.wait(ITEM_SETTLE_S)
+                        if self._stop or self._whatif or self._item_gen == gen:
+                            break
+                        gen = self._item_gen
+                    if self._stop:
+                        return
+                    whatif, self._whatif = self._whatif, None
                 item = None if whatif else self._item
                 if item is not None:
                     self._item = None
