@@ -8,6 +8,7 @@ empty, never 0.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -69,8 +70,13 @@ def plot(cells: Sequence[dict], metric: str, path: str | Path, title: str | None
 
     label, family = next((lab, fam) for name, lab, fam in nota.METRICS if name == metric)
     table = matrix(cells, metric)
+    # Model names are card names ("MCQ Lens default: MiniLM-L6 …"): wrap them so that no
+    # column label is cut off, and size the figure for the longest one.
+    labels = ["\n".join(textwrap.wrap(str(c), 18, max_lines=3, placeholder="…")) or str(c) for c in table.columns]
+    table = table.set_axis(labels, axis=1)
     n_rows, n_cols = table.shape
-    fig, ax = plt.subplots(figsize=(1.2 + 0.75 * n_cols + 1.2, 1.0 + 0.42 * n_rows + 0.6))
+    label_lines = max((lab.count("\n") + 1 for lab in labels), default=1)
+    fig, ax = plt.subplots(figsize=(max(5.5, 2.6 + 1.3 * n_cols), 1.6 + 0.42 * n_rows + 0.2 * label_lines))
     ax.set_facecolor(UNDEFINED_GREY)  # masked (NaN) cells let the background show: grey = undefined
     sns.heatmap(table.astype(float), ax=ax, cmap=CMAPS[family], vmin=0.0, vmax=1.0,
                 annot=True, fmt=".2f", annot_kws={"size": 8}, mask=table.isna(),
@@ -81,12 +87,12 @@ def plot(cells: Sequence[dict], metric: str, path: str | Path, title: str | None
     ax.set_ylabel("Test set (proportion of unanswerable questions)")
     ax.set_xlabel("Model")
     ax.set_title(title or label)
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    plt.setp(ax.get_xticklabels(), rotation=0, ha="center", fontsize=8)
     plt.setp(ax.get_yticklabels(), rotation=0)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
