@@ -65,7 +65,6 @@ def bench_function(model, cases) -> list[float]:
 
 
 def bench_window(model_dir: Path, datasets, n_items: int) -> list[float]:
-    from PySide6.QtWidgets import QApplication
 
     from desktop.store import Store
     from desktop.ui.app import application
@@ -106,7 +105,7 @@ def bench_window(model_dir: Path, datasets, n_items: int) -> list[float]:
             box.reset()
     window.close()
     store.close()
-    QApplication.processEvents()
+    app.processEvents()
     return times
 
 
