@@ -188,15 +188,15 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
             (p, pred, h, neff), = scores_from_logits(row, temperature)
             results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff, list(entry.logits), temperature,
                                                    fold=entry.fold)
-        items = [formatting.encoder_texts(_passage_text(passages, q, i), q.stem, q.alternatives, fmt,
-                                          nota_index=nota[i]) if i not in held_out else None
-                 for i, q in enumerate(questions)]
-        seqs = formatting.tokenize_items(model.tokenizer, [it for it in items if it is not None],
-                                         model.card.max_length) if items else []
-        seqs_iter = iter(seqs)
-        seqs = [next(seqs_iter) if it is not None else [] for it in items]
+        todo = [i for i in range(n) if i not in held_out]
+        texts = [formatting.encoder_texts(_passage_text(passages, questions[i], i), questions[i].stem,
+                                          questions[i].alternatives, fmt, nota_index=nota[i]) for i in todo]
+        seqs: list[list] = [[] for _ in range(n)]  # held-out items need no encoder pass
+        if texts:
+            for i, row in zip(todo, formatting.tokenize_items(model.tokenizer, texts, model.card.max_length)):
+                seqs[i] = row
         width = [max((len(ids_) for ids_, _ in row), default=0) for row in seqs]
-        # a question without alternatives has nothing to score; it gets no result here
+        # nothing to encode: held out (already scored above) or without alternatives (no result)
         order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])
         scored = np.zeros(n, dtype=bool)
         empty = [i for i in range(n) if not seqs[i]]

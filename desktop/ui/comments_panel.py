@@ -151,23 +151,22 @@ class CommentsPanel(QWidget):
         self.comment.flush()  # the comment being typed goes in first (the list is redrawn)
         if row < len(self._own):
             self._editing = row
-        self._loading = True
-        try:
-            self._show_list()
-            self._show_editor()
-        finally:
-            self._loading = False
+        self._redraw()
 
     def new_comment(self) -> None:
         self.comment.flush()
         self._editing = len(self._own)
+        self._redraw()
+        self.comment.setFocus()
+
+    def _redraw(self) -> None:
+        """Redraw the list and the editor without the redraw itself saving anything."""
         self._loading = True
         try:
             self._show_list()
             self._show_editor()
         finally:
             self._loading = False
-        self.comment.setFocus()
 
     def delete_comment(self) -> None:
         self.comment.flush()
