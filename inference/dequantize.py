@@ -1,6 +1,8 @@
-"""Turn a dynamically quantized (int8) graph back into a float graph, for the GPU.
+"""Turn an int8 graph back into a float graph, for the GPU.
 
-A shipped model may carry only its int8 graph (small files).  ONNX Runtime's CUDA
+A shipped model may carry only its int8 graph (small files): weight-only int8 (the
+default model: int8 weights rebuilt by constant Cast/Mul/Reshape chains, fp32
+arithmetic) or dynamic quantization.  For the latter: ONNX Runtime's CUDA
 provider has no kernels for DynamicQuantizeLinear / MatMulInteger / QAttention, so on a
 GPU those would run on the CPU.  Here each quantized weight is dequantized
 (w = (q − zero point) × scale) and every quantized operator is replaced by its float
@@ -39,11 +41,16 @@ def _dequantized(inits, q_name, scale_name, zp_name, axis_len=None) -> np.ndarra
 
 
 def dequantize_model(model):
-    """A float copy of a dynamically quantized ONNX model (ModelProto in, ModelProto out)."""
+    """A float copy of an int8 ONNX model (ModelProto in, ModelProto out).
+
+    Handles both int8 schemes the export writes: dynamic quantization (integer
+    operators, below) and weight-only int8 (int8 initializers rebuilt by
+    Cast/Mul/Reshape chains, `dequantize_weight_only`).
+    """
     import onnx
     from onnx import helper, numpy_helper
 
-    model = onnx.ModelProto.FromString(model.SerializeToString())
+    model = dequantize_weight_only(model)  # a copy; unchanged when there are no weight-only chains
     g = model.graph
     producer, consumers, inits = _maps(g)
     new_inits, remove, add = [], set(), []
@@ -146,3 +153,34 @@ def to_fp16(model):
     m = OnnxModel(model)
     m.convert_float_to_float16(keep_io_types=True)
     return m.model
+
+
+def dequantize_weight_only(model):
+    """The float graph of a weight-only int8 model (`models.quantize.weight_only_int8`).
+
+    Every ``W_int8`` × ``W_scale`` chain (Cast → Mul → Reshape on constants) becomes the
+    float initializer ``W`` again, so that the fp16 conversion sees ordinary float
+    weights (halving int8 × fp16-scale products exactly as the CPU computes them in
+    fp32, then rounding once) and ONNX Runtime's CUDA fusions see plain MatMul weights.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    g = model.graph
+    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    rebuilt = {}
+    for n in g.node:
+        if n.op_type == "Reshape" and n.name.endswith("_reshape") and n.output[0] + "_int8" in inits:
+            w = n.output[0]
+            q, s = inits[w + "_int8"].astype(np.float32), inits[w + "_scale"].astype(np.float32)
+            rebuilt[w] = (q * s).reshape(inits[w + "_shape"])
+    drop_nodes = {f"{w}_{k}" for w in rebuilt for k in ("cast_q", "cast_s", "mul", "reshape")}
+    drop_inits = {f"{w}_{k}" for w in rebuilt for k in ("int8", "scale", "shape")}
+    nodes = [n for n in g.node if n.name not in drop_nodes]
+    del g.node[:]
+    g.node.extend(nodes)
+    kept = [t for t in g.initializer if t.name not in drop_inits]
+    del g.initializer[:]
+    g.initializer.extend(kept + [numpy_helper.from_array(v.astype(np.float32), k) for k, v in rebuilt.items()])
+    return model

@@ -79,26 +79,5 @@ def weight_only_int8(fp32_path: str | Path, out_path: str | Path, min_elements: 
             "int8_tensors": n_quantized, "int8_parameters": int(n_params)}
 
 
-def dequantize_weight_only(model):
-    """The float graph back (e.g. before an fp16 GPU graph is derived): rebuilt weights become initializers."""
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    g = model.graph
-    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    rebuilt = {}
-    for n in g.node:
-        if n.op_type == "Reshape" and n.name.endswith("_reshape") and n.output[0] + "_int8" in inits:
-            w = n.output[0]
-            q, s = inits[w + "_int8"].astype(np.float32), inits[w + "_scale"].astype(np.float32)
-            rebuilt[w] = (q * s).reshape(inits[w + "_shape"])
-    drop_nodes = {f"{w}_{k}" for w in rebuilt for k in ("cast_q", "cast_s", "mul", "reshape")}
-    drop_inits = {f"{w}_{k}" for w in rebuilt for k in ("int8", "scale", "shape")}
-    nodes = [n for n in g.node if n.name not in drop_nodes]
-    del g.node[:]
-    g.node.extend(nodes)
-    kept = [t for t in g.initializer if t.name not in drop_inits]
-    del g.initializer[:]
-    g.initializer.extend(kept + [numpy_helper.from_array(v.astype(np.float32), k) for k, v in rebuilt.items()])
-    return model
+# the runtime needs the inverse (the GPU's fp16 graph is derived from the shipped int8 one)
+from inference.dequantize import dequantize_weight_only  # noqa: E402,F401
