@@ -6,10 +6,22 @@ graph (derived on first GPU use from the fp32 graph, or from the int8 graph with
 weights dequantized, when the model ships none and the `onnx` package is present).
 Only the inputs the graph declares are fed; on GPU
 inputs and outputs go through IO binding.
+
+On CPU the graph is first rewritten into its CPU layout (`inference.cpu_graph`: attention
+without a mask, so that ONNX Runtime takes its flash-attention path, and LayerNorm
+instead of the slow SkipLayerNormalization kernel), cached in the user's cache folder.
+Such a graph is exact only for unpadded input, so each sequence of a [B, O, T] batch is
+run on its own, trimmed to its length (sequences of equal length share a run), several
+runs at once on a small thread pool with one ONNX Runtime thread each: on 2 cores two
+concurrent single-threaded runs beat one run on two threads (MiniLM-L6 int8, a standard
+question: 96 vs 103 ms median).  When the rewrite fails the shipped graph is used and the
+message says why.
 """
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +58,68 @@ def choose_provider(device: str = "auto") -> tuple[str, str]:
     return "CPUExecutionProvider", f"CPU: {why}"
 
 
+def default_workers() -> int:
+    """Concurrent single-threaded runs on the CPU: MCQLENS_THREADS, else min(2, cores)."""
+    env = os.environ.get("MCQLENS_THREADS")
+    return max(1, int(env)) if env else max(1, min(2, os.cpu_count() or 1))
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor | None:
+    """One shared pool per size (models are loaded again and again in a long session)."""
+    if workers <= 1:
+        return None
+    with _POOLS_LOCK:
+        if workers not in _POOLS:
+            _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcqlens-ort")
+        return _POOLS[workers]
+
+
+def graph_is_unpadded(session) -> bool:
+    """Whether a loaded graph must be fed unpadded sequences (`inference.cpu_graph`)."""
+    from inference.cpu_graph import UNPADDED
+
+    return session.get_modelmeta().custom_metadata_map.get(UNPADDED) == "1"
+
+
+MAX_TOKENS_PER_RUN = 4096  # sequences of equal length share a run up to this many tokens
+
+
+def unpadded_logits(run, enc: Encoded, names, pool: ThreadPoolExecutor | None = None,
+                    max_tokens: int = MAX_TOKENS_PER_RUN) -> np.ndarray:
+    """[B, O] float32 logits of a graph fed each sequence trimmed to its own length.
+
+    `run(feeds) -> logits` runs the graph on [1, k, L] arrays (k sequences of length L).
+    Padding options are not run (their logit is 0 here; the caller masks them).  Runs go
+    to `pool` when given, the longest first, so that the workers finish together.
+    """
+    feeds = enc.feeds(names)
+    lengths = enc.lengths if enc.lengths is not None else enc.attention_mask.sum(-1)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for b, o in zip(*np.nonzero(enc.option_mask)):
+        groups.setdefault(int(lengths[b, o]), []).append((int(b), int(o)))
+    tasks = []
+    for length, cells in groups.items():
+        k = max(1, max_tokens // max(length, 1))
+        for i in range(0, len(cells), k):
+            part = np.array(cells[i:i + k])
+            tasks.append((length, part[:, 0], part[:, 1]))
+    tasks.sort(key=lambda t: -t[0] * len(t[1]))
+
+    def one(task):
+        length, bs, os_ = task
+        return np.asarray(run({n: np.ascontiguousarray(a[bs, os_, :length][None]) for n, a in feeds.items()}))
+
+    out = np.zeros(enc.option_mask.shape, dtype=np.float32)
+    results = pool.map(one, tasks) if pool is not None and len(tasks) > 1 else map(one, tasks)
+    for (length, bs, os_), got in zip(tasks, results):
+        out[bs, os_] = got.reshape(-1)
+    return out
+
+
 class Runner:
     """One ONNX Runtime session over the model graph that suits the device."""
 
@@ -70,32 +144,92 @@ class Runner:
             path = self._graph_path(self.precision)
         except OSError as exc:
             raise ModelError(f"{self.directory}: cannot write the fp16 graph for the GPU ({exc})") from exc
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if threads or os.environ.get("MCQLENS_THREADS"):
-            opts.intra_op_num_threads = int(threads or os.environ["MCQLENS_THREADS"])
-        if os.environ.get("MCQLENS_ORT_SPIN") != "1":
-            # idle worker threads sleep instead of spinning: on a laptop shared with the
-            # workbench (and on this shared 2-core machine: 488 -> 322 ms best case for a
-            # standard question) spinning only steals the cores the work needs
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        env_threads = os.environ.get("MCQLENS_THREADS")
+        self.threads = int(threads or env_threads) if (threads or env_threads) else None
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
-        try:
-            self.session = ort.InferenceSession(str(path), sess_options=opts, providers=providers)
-        except Exception as exc:
-            raise ModelError(f"{path}: ONNX Runtime cannot load this graph ({_first_line(exc)}); "
-                             "the file is missing, truncated or corrupt") from exc
+        layout = ""
+        if on_cuda:
+            self.session = self._session(ort, path, providers, unpadded=False)
+        else:
+            cpu_path, layout, unpadded = self._cpu_layout(path)
+            try:
+                self.session = self._session(ort, cpu_path, providers, unpadded)
+                path = cpu_path
+            except ModelError as exc:
+                if cpu_path == path:
+                    raise
+                layout = f"CPU layout not used: {exc}; the shipped graph runs as it is"
+                self.session = self._session(ort, path, providers, unpadded=False)
         used = self.session.get_providers()[0]
         if provider == "CUDAExecutionProvider" and used != provider:
             reason = "CUDA provider present but no usable GPU answered; using the CPU instead"
         self.provider = used
         self.graph_file = path.name
-        self.message = f"{reason} ({self.precision} graph {path.name})"
+        self.unpadded = graph_is_unpadded(self.session)
+        self.workers = 1
+        if self.unpadded and not self.on_gpu:
+            self.workers = self.threads or default_workers()
+            how = (f"unpadded sequences, {self.workers} concurrent runs of 1 thread" if self.workers > 1
+                   else "unpadded sequences, 1 run at a time")
+            layout = f"{layout}; {how}" if layout else how
+        elif self.unpadded:
+            layout = f"{layout}; unpadded sequences" if layout else "unpadded sequences"
+        self.pool = _pool(self.workers)
+        self.message = f"{reason} ({self.precision} graph {path.name}{'; ' + layout if layout else ''})"
         self.input_names = [i.name for i in self.session.get_inputs()]
         check_graph_inputs(card, self.input_names, path.name)
         outputs = [o.name for o in self.session.get_outputs()]
         if "logits" not in outputs:
             raise ModelError(f"{path}: the graph has no 'logits' output (it has {outputs})")
+
+    def _cpu_layout(self, path: Path) -> tuple[Path, str, bool]:
+        """(graph to load, what was done or why not, whether it takes unpadded sequences
+        only); the shipped graph when the rewrite fails — never raises."""
+        from inference import cpu_graph
+
+        if not path.is_file():
+            return path, "", False  # the session's load error names the missing file
+        if os.environ.get("MCQLENS_CPU_LAYOUT") == "0":
+            return path, "CPU layout switched off (MCQLENS_CPU_LAYOUT=0)", False
+        try:
+            derived, summary, unpadded = cpu_graph.derive(path, self.card)
+        except Exception as exc:  # no onnx, an unreadable graph, a read-only cache: keep the shipped graph
+            return path, f"CPU layout not derived ({_first_line(exc)}); the shipped graph runs as it is", False
+        if derived == path:
+            return path, ("" if summary == cpu_graph.NOTHING else f"CPU layout as shipped: {summary}"), unpadded
+        return derived, f"CPU layout derived from {path.name}: {summary}", unpadded
+
+    def _session(self, ort, path: Path, providers, unpadded: bool):
+        on_cpu = providers == ["CPUExecutionProvider"]
+
+        def create(intra: int | None):
+            opts = ort.SessionOptions()
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            if intra:
+                opts.intra_op_num_threads = intra
+            if os.environ.get("MCQLENS_ORT_SPIN") != "1":
+                # idle worker threads sleep instead of spinning: on a laptop shared with the
+                # workbench (and on this shared 2-core machine: 488 -> 322 ms best case for a
+                # standard question) spinning only steals the cores the work needs
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            kwargs = {}
+            if on_cpu:
+                from inference.cpu_graph import DISABLED_OPTIMIZERS
+
+                # ONNX Runtime's CPU SkipLayerNormalization is slow: never fuse it back at load
+                kwargs["disabled_optimizers"] = DISABLED_OPTIMIZERS
+            try:
+                return ort.InferenceSession(str(path), sess_options=opts, providers=providers, **kwargs)
+            except Exception as exc:
+                raise ModelError(f"{path}: ONNX Runtime cannot load this graph ({_first_line(exc)}); "
+                                 "the file is missing, truncated or corrupt") from exc
+
+        # unpadded sequences run side by side, one thread each (see unpadded_logits); a
+        # graph that takes padded batches runs one batch at a time on `threads` threads
+        session = create(1 if unpadded and on_cpu else self.threads)
+        if on_cpu and graph_is_unpadded(session) != unpadded:  # the cache's record was wrong
+            session = create(1 if not unpadded else self.threads)
+        return session
 
     @property
     def on_gpu(self) -> bool:
@@ -114,19 +248,23 @@ class Runner:
             return self.directory / self.card.files[precision]
         return derive_fp16(self.directory, self.card)
 
+    def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        if self.on_gpu:
+            io = self.session.io_binding()
+            for name, arr in feeds.items():
+                io.bind_cpu_input(name, np.ascontiguousarray(arr))
+            io.bind_output("logits", "cuda")
+            self.session.run_with_iobinding(io)
+            return io.copy_outputs_to_cpu()[0]
+        return self.session.run(["logits"], feeds)[0]
+
     def logits(self, enc: Encoded) -> np.ndarray:
         """[B, O] float64 logits; padding options are −inf."""
-        feeds = enc.feeds(self.input_names)
         try:
-            if self.on_gpu:
-                io = self.session.io_binding()
-                for name, arr in feeds.items():
-                    io.bind_cpu_input(name, np.ascontiguousarray(arr))
-                io.bind_output("logits", "cuda")
-                self.session.run_with_iobinding(io)
-                out = io.copy_outputs_to_cpu()[0]
+            if self.unpadded:
+                out = unpadded_logits(self._run, enc, self.input_names, self.pool)
             else:
-                out = self.session.run(["logits"], feeds)[0]
+                out = self._run(enc.feeds(self.input_names))
         except Exception as exc:
             raise ModelError(f"{self.graph_file}: scoring failed ({_first_line(exc)})") from exc
         out = np.asarray(out, dtype=np.float64).reshape(enc.option_mask.shape)
@@ -138,15 +276,17 @@ def derive_fp16(directory: Path, card: ModelCard) -> Path:
 
     Cached in the user's cache folder ($XDG_CACHE_HOME/mcqlens/<model id>/), never in the
     model directory: that may be read-only, or a checkout whose size must not grow.
-    Rebuilt when the source graph is newer than the cached one.
+    Rebuilt when the source graph is newer than the cached one.  A source in the CPU
+    layout (`inference.cpu_graph`: attention without a mask) gets its mask back, so that
+    the GPU runs padded batches.
     """
     import onnx
 
+    from inference.cpu_graph import cache_folder, is_unpadded, padded
     from inference.dequantize import dequantize_model, to_fp16
 
     source = directory / card.files.get("fp32", card.files.get("int8", ""))
-    safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in card.id) or "model"
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcqlens" / safe_id
+    cache = cache_folder(card)
     target = cache / "model.fp16.onnx"
     if target.is_file() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
@@ -154,6 +294,8 @@ def derive_fp16(directory: Path, card: ModelCard) -> Path:
     model = onnx.load(str(source))
     if "fp32" not in card.files:
         model = dequantize_model(model)
+    if is_unpadded(model):
+        model = padded(model)
     partial = target.with_suffix(".partial")
     onnx.save(to_fp16(model), str(partial))
     partial.replace(target)  # a killed run never leaves a half-written graph behind
