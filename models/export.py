@@ -8,8 +8,14 @@ Steps (each validated, each failure a typed `ExportError`):
 2. ONNX Runtime's transformer optimizer fuses attention / LayerNorm / GELU (the model's
    encoder follows the classic BERT pattern so the fusions apply); the fused node counts
    are recorded.  The fp32 graph must match PyTorch within 1e-3 (max abs logit).
-3. int8: dynamic quantization (onnxruntime.quantization); its predicted option must
-   agree with fp32 on >= 99% of the validation questions.
+3. int8: dynamic quantization (onnxruntime.quantization) of the fp32 graph in its CPU
+   layout (`inference.cpu_graph`: Q, K and V become plain MatMuls — so quantized
+   MatMuls — beside an fp32 MultiHeadAttention without mask, which takes ONNX Runtime's
+   flash-attention path; LayerNorm instead of SkipLayerNormalization); such a graph is
+   fed unpadded sequences (its metadata says so, the runtime and `onnx_logits` obey).
+   Its predicted option must agree with fp32 on >= 99% of the validation questions.
+   The fp32 graph keeps the fused, padded layout: it is what a GPU graph is derived
+   from, and the runtime derives its CPU layout when it runs it on a CPU.
 4. fp16 (GPU): weights in half precision, inputs/outputs kept in their types.
 
 `write_model_dir` writes the graphs, the tokenizer and `card.json`.
@@ -82,20 +88,27 @@ def torch_logits(model, enc: Encoded, batch: int = 16) -> np.ndarray:
 
 
 def onnx_logits(path: str | Path, enc: Encoded, batch: int = 16) -> np.ndarray:
+    """[B, O] logits of a graph on the CPU; a graph in the CPU layout gets unpadded sequences."""
     import onnxruntime as ort
 
+    from inference.cpu_graph import DISABLED_OPTIMIZERS
+    from inference.session import graph_is_unpadded, unpadded_logits
+
     try:
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"],
+                                    disabled_optimizers=DISABLED_OPTIMIZERS)
     except Exception as exc:
         raise ExportError(f"{path}: ONNX Runtime cannot load the exported graph: {exc}") from exc
     names = [i.name for i in sess.get_inputs()]
-    out = []
-    for i in range(0, len(enc.input_ids), batch):
-        feeds = {n: a[i:i + batch] for n, a in enc.feeds(names).items()}
-        try:
+    try:
+        if graph_is_unpadded(sess):
+            return unpadded_logits(lambda feeds: sess.run(["logits"], feeds)[0], enc, names)
+        out = []
+        for i in range(0, len(enc.input_ids), batch):
+            feeds = {n: a[i:i + batch] for n, a in enc.feeds(names).items()}
             out.append(sess.run(["logits"], feeds)[0].astype(np.float32))
-        except Exception as exc:
-            raise ExportError(f"{path}: the exported graph fails on the validation inputs: {exc}") from exc
+    except Exception as exc:
+        raise ExportError(f"{path}: the exported graph fails on the validation inputs: {exc}") from exc
     return np.concatenate(out)
 
 
@@ -122,19 +135,81 @@ FULL_INT8 = None  # every op type onnxruntime can quantize dynamically (MatMul, 
 EMBEDDING_INT8 = ("Gather",)  # only the embedding tables: small files, fp32 arithmetic
 
 
-def quantize_int8(fp32_path: str | Path, int8_path: str | Path, op_types=FULL_INT8) -> Path:
+def cpu_layout(fp32_path: str | Path, out_path: str | Path) -> dict:
+    """The graph in its CPU layout (`inference.cpu_graph`); returns what was rewritten."""
+    import onnx
+
+    from inference.cpu_graph import to_cpu_layout
+
+    try:
+        conv = to_cpu_layout(onnx.load(str(fp32_path)))
+        onnx.save(conv.model, str(out_path))
+    except Exception as exc:
+        raise ExportError(f"{fp32_path}: cannot rewrite the graph into its CPU layout: {exc}") from exc
+    return {"multi_head_attention_unmasked": conv.attention, "layernorm_from_skip_layernorm": conv.skip_layernorm,
+            "unpadded": conv.unpadded, "kept": sorted(set(conv.kept))}
+
+
+def quantize_int8(fp32_path: str | Path, int8_path: str | Path, op_types=FULL_INT8, layout: str = "cpu") -> Path:
+    """Dynamic int8 of the fp32 graph; `layout="cpu"` quantizes its CPU layout (the
+    default: the int8 graph is for CPUs), `"as-is"` the graph as it is (e.g. fused
+    Attention → QAttention, which keeps the padding mask)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    try:
-        # fused contrib ops (Attention, SkipLayerNormalization) defeat shape inference:
-        # their outputs are float, say so
-        quantize_dynamic(str(fp32_path), str(int8_path), weight_type=QuantType.QInt8,
-                         op_types_to_quantize=list(op_types) if op_types else None,
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    except Exception as exc:
-        raise ExportError(f"{fp32_path}: dynamic int8 quantization failed: {exc}") from exc
+    if layout not in ("cpu", "as-is"):
+        raise ValueError(f"layout must be 'cpu' or 'as-is', not {layout!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(fp32_path)
+        if layout == "cpu":
+            source = Path(tmp) / "cpu.onnx"
+            cpu_layout(fp32_path, source)
+        try:
+            # contrib ops (Attention, MultiHeadAttention, SkipLayerNormalization) defeat shape
+            # inference: their outputs are float, say so
+            quantize_dynamic(str(source), str(int8_path), weight_type=QuantType.QInt8,
+                             op_types_to_quantize=list(op_types) if op_types else None,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        except Exception as exc:
+            raise ExportError(f"{fp32_path}: dynamic int8 quantization failed: {exc}") from exc
+        if layout == "cpu":
+            _copy_metadata(source, int8_path)
     return Path(int8_path)
+
+
+def _copy_metadata(source: Path, target: str | Path) -> None:
+    """The CPU-layout marks (`mcqlens.*` metadata) onto the quantized graph, if it lost them."""
+    import onnx
+
+    from inference.cpu_graph import LAYOUT, UNPADDED
+
+    marks = {p.key: p.value for p in onnx.load(str(source), load_external_data=False).metadata_props
+             if p.key in (LAYOUT, UNPADDED)}
+    model = onnx.load(str(target))
+    have = {p.key: p.value for p in model.metadata_props}
+    if all(have.get(k) == v for k, v in marks.items()):
+        return
+    keep = [p for p in model.metadata_props if p.key not in marks]
+    del model.metadata_props[:]
+    model.metadata_props.extend(keep)
+    for k, v in marks.items():
+        p = model.metadata_props.add()
+        p.key, p.value = k, v
+    onnx.save(model, str(target))
+
+
+def graph_layout(path: str | Path) -> dict | None:
+    """What `inference.cpu_graph` rewrote in a graph (its metadata), None for a graph as exported."""
+    import json
+
+    import onnx
+
+    from inference.cpu_graph import LAYOUT, UNPADDED
+
+    meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    if LAYOUT not in meta:
+        return None
+    return {**json.loads(meta[LAYOUT]), "unpadded": meta.get(UNPADDED) == "1"}
 
 
 def validate_int8(fp32_path, int8_path, enc: Encoded, minimum: float = MIN_INT8_AGREEMENT) -> float:
@@ -211,14 +286,15 @@ def _int8(fp32: Path, int8: Path, validation: Encoded) -> dict:
     neither agrees."""
     quantize_int8(fp32, int8, FULL_INT8)
     try:
-        return {"int8_agreement": validate_int8(fp32, int8, validation), "int8_ops": "all"}
+        return {"int8_agreement": validate_int8(fp32, int8, validation), "int8_ops": "all",
+                "int8_layout": graph_layout(int8)}
     except ExportError as first:
         quantize_int8(fp32, int8, EMBEDDING_INT8)
         try:
             agree = validate_int8(fp32, int8, validation)
         except ExportError:
             raise first from None
-        return {"int8_agreement": agree, "int8_ops": list(EMBEDDING_INT8),
+        return {"int8_agreement": agree, "int8_ops": list(EMBEDDING_INT8), "int8_layout": graph_layout(int8),
                 "int8_note": f"full quantization rejected: {first}"}
 
 
