@@ -23,12 +23,21 @@ import numpy as np
 from desktop.domain.errors import ModelError
 from inference import formatting, metrics, out_of_fold
 from inference.card import ModelCard, load_card
+from inference.session import bucketed
 
-# B × O × T per run on CPU.  Small batches are faster here, not slower: a batch's attention
-# scores (sequences × heads × T²) must stay in the CPU's caches.  Measured on 40 ExpMRC
-# questions, standard format, MiniLM-L6 int8, 2 cores: 2,048 → 6.6 s, 16,384 → 8.0 s,
-# 65,536 → 14.0 s.  A question is never split, so one wide question still forms a batch.
+# B × O × T per batch on CPU for a padded graph (one that keeps its attention mask).  Small
+# batches are faster there, not slower: a batch's attention scores (sequences × heads × T²)
+# must stay in the CPU's caches.  Measured on 40 ExpMRC questions, standard format,
+# MiniLM-L6 int8, 2 cores: 2,048 → 6.6 s, 16,384 → 8.0 s, 65,536 → 14.0 s.  A question is
+# never split, so one wide question still forms a batch.
 DEFAULT_TOKENS_PER_BATCH = 2048
+# A graph in the CPU layout (`inference.cpu_graph`) runs every sequence on its own anyway,
+# so the batch only sets how many sequences the worker threads share out: one NOTA
+# question (4 alternatives + the NOTA text) leaves one of 2 workers idle for its last
+# sequence, several questions at once keep both busy.  Default model, first 61 ExpMRC
+# questions, alternatives + NOTA text: 2,048 → 16.2 s, 8,192 → 13.2 s, 16,384 → 13.5 s
+# (load average ~1).
+UNPADDED_TOKENS_PER_BATCH = 8192
 GPU_TOKENS_PER_BATCH = 1 << 18  # a GPU needs large batches to be busy
 
 
@@ -167,7 +176,12 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     """
     formats = list(formats or model.card.formats)
     if tokens_per_batch is None:
-        tokens_per_batch = GPU_TOKENS_PER_BATCH if model.runner.on_gpu else DEFAULT_TOKENS_PER_BATCH
+        if model.runner.on_gpu:
+            tokens_per_batch = GPU_TOKENS_PER_BATCH
+        elif getattr(model.runner, "unpadded", False):
+            tokens_per_batch = UNPADDED_TOKENS_PER_BATCH
+        else:
+            tokens_per_batch = DEFAULT_TOKENS_PER_BATCH
     for fmt in formats:
         formatting.check_format(fmt)
         if fmt not in model.card.formats:
@@ -195,7 +209,11 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         if texts:
             for i, row in zip(todo, formatting.tokenize_items(model.tokenizer, texts, model.card.max_length)):
                 seqs[i] = row
-        width = [max((len(ids_) for ids_, _ in row), default=0) for row in seqs]
+        # the widths the runner will see (on a GPU, lengths padded to buckets): batches of
+        # one bucket then share one shape, and ONNX Runtime meets few new shapes
+        bucket = getattr(model.runner, "length_bucket", 1)
+        width = [bucketed(max((len(ids_) for ids_, _ in row), default=0), bucket, model.card.max_length)
+                 for row in seqs]
         # nothing to encode: held out (already scored above) or without alternatives (no result)
         order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])
         scored = np.zeros(n, dtype=bool)

@@ -156,3 +156,36 @@ def test_a_question_without_alternatives_is_skipped_not_fatal(model, expmrc):
     assert results[0].formats == {} and results[0].predictions() == []
     assert len(results[1].formats["shortcut"].probabilities) == len(q.alternatives)
     assert seen[-1] == (2, 2)
+
+
+def test_length_buckets_change_shapes_not_logits(expmrc, monkeypatch):
+    """On a GPU the runner pads token lengths to multiples of 64 (ONNX Runtime's CUDA
+    attention pays tens of ms per new length); the mask hides the padding, so the
+    logits of real ExpMRC questions must not move.  Checked here on the padded graph."""
+    from inference.session import GPU_LENGTH_BUCKET, bucketed
+
+    assert [bucketed(n, 64, 512) for n in (1, 64, 65, 440, 500, 512)] == [64, 64, 128, 448, 512, 512]
+    assert bucketed(530, 64, 512) == 530 and bucketed(37, 1, 512) == 37
+    monkeypatch.setenv("MCQLENS_CPU_LAYOUT", "0")  # keep the masked (padded) graph on the CPU
+    m = inference.load_model(TINY, device="cpu")
+    assert not m.runner.unpadded and m.runner.length_bucket == 1
+    passages, questions = expmrc
+    plain = inference.score(m, questions[:30], passages, ["standard", "shortcut"])
+    seen = []
+
+    class Recording:  # the session as the runner calls it, recording the shapes it is fed
+        def __init__(self, session):
+            self.session = session
+
+        def run(self, names, feeds):
+            seen.append(feeds["input_ids"].shape)
+            return self.session.run(names, feeds)
+
+    m.runner.session = Recording(m.runner.session)
+    m.runner.length_bucket = GPU_LENGTH_BUCKET
+    padded = inference.score(m, questions[:30], passages, ["standard", "shortcut"])
+    assert seen and all(shape[2] % GPU_LENGTH_BUCKET == 0 for shape in seen)
+    for a, b in zip(plain, padded):
+        for fmt in a.formats:
+            assert np.allclose(a.formats[fmt].logits, b.formats[fmt].logits, atol=1e-4)
+            assert a.formats[fmt].predicted == b.formats[fmt].predicted
