@@ -57,8 +57,8 @@ def choose_provider(device: str = "auto") -> tuple[str, str]:
     available = _ort().get_available_providers()
     if "CUDAExecutionProvider" in available:
         return "CUDAExecutionProvider", "CUDA: onnxruntime-gpu is installed"
-    why = ("this onnxruntime has no CUDA provider (install onnxruntime-gpu, the `gpu` extra, "
-           "on a machine with an NVIDIA GPU)")
+    why = ("this onnxruntime has no CUDA provider (on a machine with an NVIDIA GPU, replace it: "
+           "pip uninstall -y onnxruntime && pip install onnxruntime-gpu)")
     if device == "cuda":
         return "CPUExecutionProvider", f"CUDA was asked for but {why}; using the CPU instead"
     return "CPUExecutionProvider", f"CPU: {why}"
