@@ -9,8 +9,9 @@ format's temperature, the predicted alternative, the entropy in bits, the effect
 number of options N = 2^H, and — when both standard and shortcut are scored — the
 contextual mutual information I = H(shortcut) − H(standard) (World Knowledge seed).
 
-Only onnxruntime, tokenizers and numpy are needed (never torch or Qt); onnxruntime is
-imported when a model is loaded, not when this package is.
+Only onnxruntime, tokenizers, numpy and onnx are needed (never torch or Qt); onnxruntime
+is imported when a model is loaded, not when this package is.  onnx rewrites a graph into
+its CPU layout at load (`inference.cpu_graph`); without it the shipped graph runs as it is.
 """
 from __future__ import annotations
 
