@@ -15,6 +15,8 @@ its CPU layout at load (`inference.cpu_graph`); without it the shipped graph run
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -159,6 +161,40 @@ def _out_of_fold(model: Model, questions: Sequence, fmt: str, nota: Sequence[int
     return found
 
 
+def _sequence_key(ids: Sequence[int], types: Sequence[int]) -> bytes:
+    """A 16-byte digest of one encoder input (token ids and token types)."""
+    data = np.asarray(ids, dtype=np.int32).tobytes() + np.asarray(types, dtype=np.int8).tobytes()
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _logits_once(runner, enc: formatting.Encoded, rows: Sequence[Sequence[tuple]], seen: dict) -> np.ndarray:
+    """`runner.logits(enc)`, but a token sequence already encoded in this call (`seen`) or
+    repeated in this batch is not run again: its logit is copied.  Exact: a runner that
+    feeds unpadded sequences computes each one on its own.  In the NOTA grid, the NOTA
+    text of every cloze question of a passage is the same sequence (passage + NOTA text):
+    188 of the 2,782 sequences of ExpMRC dev, 6% of the encoder's work."""
+    run_mask = enc.option_mask.copy()
+    first: dict[bytes, tuple[int, int]] = {}
+    copies = []
+    for b, row in enumerate(rows):
+        for o, (ids, types) in enumerate(row):
+            key = _sequence_key(ids, types)
+            if key in seen or key in first:
+                run_mask[b, o] = False
+                copies.append((b, o, key))
+            else:
+                first[key] = (b, o)
+    if not copies:
+        logits = runner.logits(enc)
+    else:
+        logits = runner.logits(dataclasses.replace(enc, option_mask=run_mask))
+    for key, (b, o) in first.items():
+        seen[key] = logits[b, o]
+    for b, o, key in copies:
+        logits[b, o] = seen[key]
+    return logits
+
+
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
@@ -169,7 +205,8 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     `progress(done, total)` is called after each batch (total = questions × formats);
     when `cancel()` turns true, scoring stops and the questions completed in every
     format so far are returned.  Batches are sorted by length so that little padding
-    is computed.
+    is computed.  With a runner that feeds unpadded sequences (the CPU layout), a token
+    sequence that occurs again in the call is encoded once.
 
     Items the model trained on through cross-fitting get the out-of-fold model's logits
     from the model directory instead of the model's own (in-sample) output, unless
@@ -218,6 +255,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         # nothing to encode: held out (already scored above) or without alternatives (no result)
         order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])
         scored = np.zeros(n, dtype=bool)
+        seen: dict[bytes, float] = {}  # logit of every token sequence encoded so far in this format
         empty = [i for i in range(n) if not seqs[i]]
         scored[empty] = True
         done += len(empty)
@@ -234,7 +272,10 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
                 end += 1
             batch = order[start:end]
             enc = formatting.pad([seqs[i] for i in batch], pad_id)
-            logits = model.runner.logits(enc)
+            if getattr(model.runner, "unpadded", False):
+                logits = _logits_once(model.runner, enc, [seqs[i] for i in batch], seen)
+            else:
+                logits = model.runner.logits(enc)
             for i, row, (p, pred, h, neff) in zip(batch, logits, scores_from_logits(logits, temperature)):
                 results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff,
                                                        [float(x) for x in row[np.isfinite(row)]], temperature)

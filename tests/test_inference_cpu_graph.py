@@ -186,3 +186,28 @@ def test_padded_gives_back_a_graph_for_padded_batches(items, tmp_path):
     # and nothing to rewrite in a graph already in the CPU layout
     again = cpu_graph.to_cpu_layout(conv.model)
     assert not again.changed and again.unpadded and again.summary() == cpu_graph.NOTHING
+
+
+def test_a_repeated_sequence_is_encoded_once(items):
+    """NOTA questions of one passage: every cloze stem's NOTA alternative is the same
+    sequence (passage + NOTA text).  Scored in one call, each distinct sequence runs once
+    and every question gets the logits it gets alone."""
+    from desktop.domain import nota
+    from desktop.domain.model import Question
+
+    data = json.loads(EXPMRC.read_text(encoding="utf-8"))["data"]
+    p = next(p for p in data if sum("_" in s for s in p["questions"]) >= 3)
+    qs = [Question(id=f"q{j}", passage_id="p", index=j, stem=s, alternatives=list(o) + [nota.NOTA_TEXT], key=None)
+          for j, (s, o) in enumerate(zip(p["questions"], p["options"]))]
+    m = inference.load_model(TINY, device="cpu")
+    ran = []
+    real = m.runner.logits
+    m.runner.logits = lambda enc: ran.append(int(enc.option_mask.sum())) or real(enc)
+    nota_at = [len(q.alternatives) - 1 for q in qs]
+    together = inference.score(m, qs + qs[:1], {"p": p["article"]}, ["standard"], nota_indices=nota_at + nota_at[:1])
+    n_seqs = sum(len(q.alternatives) for q in qs)
+    cloze = sum("_" in q.stem for q in qs)
+    assert sum(ran) <= n_seqs - (cloze - 1)  # the shared NOTA sequence once, the repeated question not at all
+    for q, ni, r in zip(qs + qs[:1], nota_at + nota_at[:1], together):
+        (alone,) = inference.score(m, [q], {"p": p["article"]}, ["standard"], nota_indices=[ni])
+        assert np.allclose(alone.formats["standard"].logits, r.formats["standard"].logits, atol=1e-5)
