@@ -166,7 +166,7 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         dirs.append(build_minilm(Path(tmp.name) / "minilm"))
         print(f"built the MiniLM-shaped model in {time.perf_counter() - t:.0f} s")
-    print(f"CPU threads: {os.cpu_count()}; MCQLENS_THREADS={os.environ.get('MCQLENS_THREADS', '(onnxruntime default)')}")
+    print(f"CPU threads: {os.cpu_count()}; MCQLENS_THREADS={os.environ.get('MCQLENS_THREADS', '(one concurrent run per CPU, at most 8)')}")
     for d in dirs:
         model = load(d)
         cases = edits(questions)

@@ -64,10 +64,18 @@ def choose_provider(device: str = "auto") -> tuple[str, str]:
     return "CPUExecutionProvider", f"CPU: {why}"
 
 
+MAX_DEFAULT_WORKERS = 8
+
+
 def default_workers() -> int:
-    """Concurrent single-threaded runs on the CPU: MCQLENS_THREADS, else min(2, cores)."""
+    """Concurrent single-threaded runs on the CPU: MCQLENS_THREADS, else one per CPU (at most 8).
+
+    One per CPU keeps every core of a bigger machine busy on batch scoring (the previous
+    runtime's intra-op threads used them all too); an interactive question has only 4-5
+    sequences, so more than 8 would only sit idle.
+    """
     env = os.environ.get("MCQLENS_THREADS")
-    return max(1, int(env)) if env else max(1, min(2, os.cpu_count() or 1))
+    return max(1, int(env)) if env else max(1, min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1))
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}

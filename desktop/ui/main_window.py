@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from desktop.domain.errors import McqLensError
 from desktop.store.conflicts import StaleEditError
 from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, Dataset, Passage, letter
-from desktop.ui import colors
+from desktop.ui import colors, main_thread_gc
 from desktop.ui.backend import Backend, ItemState, compute_facts, read_file
 from desktop.ui.comments_panel import CommentsPanel
 from desktop.ui.difficulty_form import DifficultyForm
@@ -41,6 +41,8 @@ IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
 class MainWindow(QMainWindow):
     def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True):
         super().__init__()
+        # before any worker thread starts: cycles are collected on this thread only
+        main_thread_gc.install()
         self.backend = backend
         self.settings = settings
         self.state: ItemState | None = None
