@@ -91,20 +91,13 @@ def flops(length: int) -> float:
 
 
 def batches(seqs, tokens: int):
-    """Length-sorted batches of at most `tokens` padded tokens, as inference.score forms them."""
-    from inference import formatting
+    """Length-sorted batches of at most `tokens` padded tokens, cut by `inference.score`'s own rule."""
+    from inference import formatting, length_batches
 
     width = [max(len(ids) for ids, _ in row) for row in seqs]
     order = sorted(range(len(seqs)), key=lambda i: width[i])
-    out, start = [], 0
-    while start < len(order):
-        end, n_opt = start + 1, len(seqs[order[start]])
-        while end < len(order) and (end + 1 - start) * max(n_opt, len(seqs[order[end]])) * width[order[end]] <= tokens:
-            n_opt = max(n_opt, len(seqs[order[end]]))
-            end += 1
-        out.append(formatting.pad([seqs[i] for i in order[start:end]], 0))
-        start = end
-    return out
+    return [formatting.pad([seqs[i] for i in b], 0)
+            for b in length_batches(order, [len(row) for row in seqs], width, tokens)]
 
 
 def stats(times):

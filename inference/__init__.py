@@ -195,6 +195,23 @@ def _logits_once(runner, enc: formatting.Encoded, rows: Sequence[Sequence[tuple]
     return logits
 
 
+def length_batches(order: Sequence[int], n_options: Sequence[int], width: Sequence[int],
+                   tokens_per_batch: int) -> list[list[int]]:
+    """Consecutive runs of `order` (questions sorted by width) whose padded size —
+    questions × widest option count × widest sequence — stays within the token budget;
+    a question wider than the budget forms a batch of its own."""
+    batches, start = [], 0
+    while start < len(order):
+        end, n_opt = start + 1, n_options[order[start]]
+        while end < len(order) and (end + 1 - start) * max(n_opt, n_options[order[end]]) * width[order[end]] \
+                <= tokens_per_batch:
+            n_opt = max(n_opt, n_options[order[end]])
+            end += 1
+        batches.append(list(order[start:end]))
+        start = end
+    return batches
+
+
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
@@ -259,18 +276,10 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         empty = [i for i in range(n) if not seqs[i]]
         scored[empty] = True
         done += len(empty)
-        start = 0
-        while start < len(order):
+        for batch in length_batches(order, [len(row) for row in seqs], width, tokens_per_batch):
             if cancel is not None and cancel():
                 complete &= scored
                 return [r for r, ok in zip(results, complete) if ok]
-            # grow the batch while the padded size stays within the token budget
-            end, n_opt = start + 1, len(seqs[order[start]])
-            while end < len(order) and (end + 1 - start) * max(n_opt, len(seqs[order[end]])) * width[order[end]] \
-                    <= tokens_per_batch:
-                n_opt = max(n_opt, len(seqs[order[end]]))
-                end += 1
-            batch = order[start:end]
             enc = formatting.pad([seqs[i] for i in batch], pad_id)
             if getattr(model.runner, "unpadded", False):
                 logits = _logits_once(model.runner, enc, [seqs[i] for i in batch], seen)
@@ -283,9 +292,8 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
             done += len(batch)
             if progress is not None:
                 progress(done, total)
-            start = end
     return results
 
 
-__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "scores_from_logits",
+__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "scores_from_logits", "length_batches",
            "ModelError", "metrics", "formatting"]

@@ -77,7 +77,3 @@ def weight_only_int8(fp32_path: str | Path, out_path: str | Path, min_elements: 
                            "(along the input dimension of matrices, along rows of embedding tables); "
                            "fp32 arithmetic",
             "int8_tensors": n_quantized, "int8_parameters": int(n_params)}
-
-
-# the runtime needs the inverse (the GPU's fp16 graph is derived from the shipped int8 one)
-from inference.dequantize import dequantize_weight_only  # noqa: E402,F401
