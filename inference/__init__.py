@@ -2,12 +2,17 @@
 
     model = load_model("models/default")            # ModelError when missing/corrupt
     scores = score(model, questions, passages, ["standard", "shortcut"])
-    scores[0].formats["shortcut"].n_eff, scores[0].mi_bits
+    scores[0].formats["shortcut"].n_eff, scores[0].mi_bits, scores[0].evidence
+    store.add_predictions([(s.item_id, p) for s in scores for p in s.predictions()])
 
 Per question and input format: the probabilities over the alternatives after the
 format's temperature, the predicted alternative, the entropy in bits, the effective
 number of options N = 2^H, and — when both standard and shortcut are scored — the
-contextual mutual information I = H(shortcut) − H(standard) (World Knowledge seed).
+contextual mutual information I = H(shortcut) − H(standard) (World Knowledge seed);
+and, with the standard format and a passage, the model's evidence sentence
+(`inference.evidence_choice`).  `score` is the one scoring path: `mcqlens score`, the
+window's model panel and what-if tab, `mcqlens expmrc predict` and `mcqlens nota eval`
+all call it, and `QuestionScores.predictions()` is what every one of them stores.
 
 Only onnxruntime, tokenizers, numpy and onnx are needed (never torch or Qt); onnxruntime
 is imported when a model is loaded, not when this package is.  onnx rewrites a graph into
@@ -24,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from desktop.domain.errors import ModelError
-from inference import formatting, metrics, out_of_fold
+from inference import evidence_choice, formatting, metrics, out_of_fold
 from inference.card import ModelCard, load_card
 from inference.session import bucketed
 
@@ -93,6 +98,9 @@ class FormatScores:
     logits: list[float]
     temperature: float
     fold: int | None = None  # set when the logits are the out-of-fold model's (see out_of_fold)
+    # the model trained on this item (or on its unedited version) and no out-of-fold logits
+    # apply: these probabilities are in-sample and look better than they are
+    in_sample: bool = False
 
 
 @dataclass
@@ -100,6 +108,8 @@ class QuestionScores:
     item_id: str
     model_id: str
     formats: dict[str, FormatScores] = field(default_factory=dict)
+    evidence: Any = None  # inference.evidence_choice.EvidenceChoice (standard format, with a passage)
+    model_name: str = ""
 
     @property
     def mi_bits(self) -> float | None:
@@ -118,12 +128,23 @@ class QuestionScores:
         for fmt, f in self.formats.items():
             extra = {"predicted": f.predicted, "entropy_bits": f.entropy_bits, "n_eff": f.n_eff,
                      "logits": f.logits, "temperature": f.temperature}
+            if self.model_name:
+                extra["model_name"] = self.model_name
             if mi is not None:
                 extra["mi_bits"] = mi
             if f.fold is not None:
                 extra["out_of_fold"] = f.fold
+            if f.in_sample:
+                extra["in_sample"] = True
+            text = None
+            ev = self.evidence
+            if ev is not None and fmt == formatting.STANDARD:
+                # the evidence goes with the standard row: it is chosen from the passage
+                text = ev.text
+                extra.update({"evidence_start": ev.start, "evidence_end": ev.end,
+                              "evidence_method": ev.method, "evidence_score": ev.score})
             out.append(Prediction(model_id=self.model_id, input_format=fmt,
-                                  probabilities=list(f.probabilities), extra=extra))
+                                  probabilities=list(f.probabilities), extra=extra, evidence=text))
         return out
 
 
@@ -159,6 +180,27 @@ def _out_of_fold(model: Model, questions: Sequence, fmt: str, nota: Sequence[int
         if entry is not None:
             found[i] = entry
     return found
+
+
+def _trained_on(model: Model, question, fmt: str) -> bool:
+    """True when the model trained on this item (or on its unedited version): called for
+    the items the model itself scores, whose output is then in-sample."""
+    return bool(model.oof) and model.oof.trained_on(question, fmt)
+
+
+def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passages, method: str | None) -> None:
+    """The model's evidence for every result scored in the standard format with a passage."""
+    if method is None:
+        return
+    for i, r in enumerate(results):
+        std = r.formats.get(formatting.STANDARD)
+        if std is None:
+            continue
+        text = _passage_text(passages, questions[i], i)
+        if not text:
+            continue
+        q = questions[i]
+        r.evidence = evidence_choice.predict(method, text, q.stem, q.alternatives, std.predicted, std.probabilities)
 
 
 def _sequence_key(ids: Sequence[int], types: Sequence[int]) -> bytes:
@@ -215,7 +257,8 @@ def length_batches(order: Sequence[int], n_options: Sequence[int], width: Sequen
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
-          nota_indices: Sequence[int | None] | None = None, in_sample: bool = False) -> list[QuestionScores]:
+          nota_indices: Sequence[int | None] | None = None, in_sample: bool = False,
+          evidence: str | None = evidence_choice.DEFAULT_METHOD) -> list[QuestionScores]:
     """Score questions (domain `Question`s) in the given formats (default: the card's).
 
     `passages`: {passage_id: Passage or text}, or a list aligned with `questions`.
@@ -227,7 +270,13 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
 
     Items the model trained on through cross-fitting get the out-of-fold model's logits
     from the model directory instead of the model's own (in-sample) output, unless
-    `in_sample` is true; their `FormatScores.fold` says so.
+    `in_sample` is true; their `FormatScores.fold` says so.  An item the model trained on
+    that no out-of-fold entry serves (an edited or NOTA-transformed copy, or `in_sample`)
+    is scored by the model and marked `FormatScores.in_sample`.
+
+    `evidence`: the method (`inference.evidence_choice.METHODS`) that picks the model's
+    evidence sentence for questions scored in the standard format with a passage; None
+    for no evidence (the NOTA grid needs logits only).
     """
     formats = list(formats or model.card.formats)
     if tokens_per_batch is None:
@@ -244,7 +293,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
                              f"(it serves {', '.join(model.card.formats)})")
     n = len(questions)
     ids = list(item_ids) if item_ids is not None else [q.id for q in questions]
-    results = [QuestionScores(ids[i], model.id) for i in range(n)]
+    results = [QuestionScores(ids[i], model.id, model_name=model.card.name) for i in range(n)]
     total, done = n * len(formats), 0
     pad_id = formatting.pad_id_of(model.tokenizer)
     nota = list(nota_indices) if nota_indices is not None else [None] * n
@@ -279,6 +328,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         for batch in length_batches(order, [len(row) for row in seqs], width, tokens_per_batch):
             if cancel is not None and cancel():
                 complete &= scored
+                _add_evidence(results, questions, passages, evidence)
                 return [r for r, ok in zip(results, complete) if ok]
             enc = formatting.pad([seqs[i] for i in batch], pad_id)
             if getattr(model.runner, "unpadded", False):
@@ -286,14 +336,16 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
             else:
                 logits = model.runner.logits(enc)
             for i, row, (p, pred, h, neff) in zip(batch, logits, scores_from_logits(logits, temperature)):
-                results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff,
-                                                       [float(x) for x in row[np.isfinite(row)]], temperature)
+                results[i].formats[fmt] = FormatScores(
+                    fmt, p, pred, h, neff, [float(x) for x in row[np.isfinite(row)]], temperature,
+                    in_sample=_trained_on(model, questions[i], fmt))
                 scored[i] = True
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+    _add_evidence(results, questions, passages, evidence)
     return results
 
 
-__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "scores_from_logits", "length_batches",
+__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "evidence_choice", "scores_from_logits", "length_batches",
            "ModelError", "metrics", "formatting"]

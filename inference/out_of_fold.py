@@ -53,6 +53,13 @@ class OutOfFold:
         return entry
 
 
+    def trained_on(self, question, fmt: str) -> bool:
+        """Whether the model trained on an item with this source and id in this format, edited
+        since or not (a what-if scratch copy keeps the id of the item it copies)."""
+        source = getattr(question, "source", None)
+        return source is not None and (f"{source}:{question.id}", fmt) in self.entries
+
+
 def load(directory: str | Path) -> OutOfFold | None:
     """The directory's out-of-fold predictions; None when it has none.
 

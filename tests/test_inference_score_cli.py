@@ -98,6 +98,7 @@ def test_prediction_table_rows_from_stored_predictions(db):
         preds = store.predictions(item)
     rows = rows_for(item, preds)
     assert [r["format"] for r in rows] == [p.input_format for p in preds] and all(tuple(r) == COLUMNS for r in rows)
+    assert COLUMNS[-1] == "evidence" and [bool(r["evidence"]) for r in rows] == [p.input_format == "standard" for p in preds]
     by = {r["format"]: r for r in rows}
     for p in preds:
         r = by[p.input_format]

@@ -60,7 +60,7 @@ def _entropy(p):
 
 def _wait_scored(qtbot, window, item_id):
     mr = window.model_review
-    qtbot.waitUntil(lambda: mr.model is not None or mr.model_error, timeout=30000)
+    qtbot.waitUntil(lambda: mr.model is not None or mr.model_error is not None, timeout=30000)
     assert mr.model_error is None, mr.model_error
     qtbot.waitUntil(lambda: window.current == item_id and mr.view is not None
                     and set(mr.view.formats) == set(ms.FORMATS), timeout=30000)
@@ -116,11 +116,14 @@ def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypat
     timer.start()
     start = time.perf_counter()
     assert mr.score_database()
-    qtbot.waitUntil(lambda: not mr.worker.batch_running, timeout=120000)
-    elapsed = time.perf_counter() - start
-    timer.stop()
     n_questions = sum(1 for d in green for _ in d.questions())
     store = window.backend.store
+    # wait for the stored rows, not for the worker's flag: the worker clears `batch_running`
+    # before the GUI thread has stored the last chunk it sent
+    qtbot.waitUntil(lambda: mr._progress is None
+                    and store.stats()["annotations"]["predictions"] == 2 * n_questions, timeout=120000)
+    elapsed = time.perf_counter() - start
+    timer.stop()
     assert store.stats()["annotations"]["predictions"] == 2 * n_questions
     assert not mr.last_batch_message.startswith("Cancelled")
     # the GUI thread kept running its timer the whole time (no multi-second freeze)
@@ -204,7 +207,8 @@ def test_reject_and_what_if_leave_the_item_untouched(qtbot, monkeypatch, green):
     scratch = list(stored_q.alternatives)
     scratch[stored_q.key] = ms.NOTA_TEXT
     expected = ms.whatif_shortcut(mr.model, stored_q, scratch, stored_q.key)
-    qtbot.waitUntil(lambda: box.edited() and box.scratch_probs == pytest.approx(expected), timeout=10000)
+    qtbot.waitUntil(lambda: box.edited() and box.scratch_probs == pytest.approx(expected.probabilities),
+                    timeout=10000)
     assert sum(box.scratch_probs) == pytest.approx(1.0)
     assert box.scratch_probs != pytest.approx(mr.view.formats["shortcut"].probabilities)
     after = window.backend.store.question(item)

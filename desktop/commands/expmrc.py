@@ -4,7 +4,7 @@
     mcqlens expmrc evaluate DATASET.json PREDICTIONS.json
 
 `predict` answers every question with a model (ONNX, standard format) and picks an
-evidence sentence (`models.evidence`: idf-recall-options by default, or the ExpMRC
+evidence sentence (`inference.evidence_choice`: idf-recall-options by default, or the ExpMRC
 seed's baselines most-similar-sentence and most-similar-sentence-with-question), and
 writes {"<pid>-<j>": {"answer": "C", "evidence": "..."}}.  Items the model was trained
 on (cross-fitted RACE items) take their answer from the model directory's out-of-fold
@@ -74,33 +74,27 @@ def run_evaluate(args) -> int:
 
 def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
             log=print) -> dict[str, dict[str, str]]:
-    import numpy as np
-
     import inference
     from desktop.domain.model import LETTERS
     from desktop.formats import expmrc
-    from models import evidence
 
     ds = expmrc.read(dataset_path)
     passages = {p.id: p for p in ds.passages}
     questions = [q for p in ds.passages for q in p.questions]
     model = inference.load_model(model_dir, device=device)
     log(model.message)
-    # Items the model trained on get the out-of-fold model's answer (inference.out_of_fold).
-    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample)
-    probs = {q.id: s.formats["standard"].probabilities for q, s in zip(questions, scores)}
+    # The one scoring path: answer and evidence come from `inference.score`, as `mcqlens
+    # score` stores them.  Items the model trained on get the out-of-fold model's answer
+    # (inference.out_of_fold) unless --in-sample.
+    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample, evidence=method)
     held_out = sum(s.formats["standard"].fold is not None for s in scores)
-    log(f"{held_out} answers from out-of-fold predictions, {len(scores) - held_out} from the model")
-    index = evidence.SentenceIndex([p.text for p in ds.passages])
+    in_sample_n = sum(s.formats["standard"].in_sample for s in scores)
+    log(f"{held_out} answers from out-of-fold predictions, {len(scores) - held_out} from the model"
+        + (f" ({in_sample_n} of them in-sample: the model trained on those items)" if in_sample_n else ""))
     out = {}
-    for q in questions:
-        p = probs.get(q.id)
-        if p is None:
-            continue
-        k = int(np.argmax(p))
-        text = passages[q.passage_id].text
-        ev = evidence.predict(method, text, q.stem, q.alternatives, k, p, index)
-        out[q.id] = {"answer": LETTERS[k], "evidence": ev.text if ev else ""}
+    for s in scores:
+        f = s.formats["standard"]
+        out[s.item_id] = {"answer": LETTERS[f.predicted], "evidence": s.evidence.text if s.evidence else ""}
     return out
 
 

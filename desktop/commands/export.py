@@ -1,4 +1,6 @@
-"""`mcqlens export embrace|expmrc|race|csv --db DB -o OUT [--annotator NAME] [--force]`.
+"""`mcqlens export embrace|expmrc|race|csv|predictions --db DB -o OUT [--annotator NAME] [--force]`.
+
+`predictions` writes the stored model predictions (`desktop.commands.export_predictions`).
 
 Writes go to a temporary file next to the target that is renamed into place, so a
 failed export never leaves half a file; an existing target is kept unless --force.
@@ -9,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-KINDS = ("embrace", "expmrc", "race", "csv")
+KINDS = ("embrace", "expmrc", "race", "csv", "predictions")
 
 
 def register(sub) -> None:
@@ -39,6 +41,10 @@ def run(args) -> int:
         raise McqLensError(f"{out} exists; add --force to overwrite it")
     if not out.parent.exists():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
+    if args.kind == "predictions":
+        from desktop.commands import export_predictions
+
+        return export_predictions.run(args)
     # race and csv take every stored item (RACE is the common core of all sources)
     source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
     with Store.open(args.db, create=False) as store:

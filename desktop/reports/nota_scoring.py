@@ -27,7 +27,7 @@ def scorer_for(model, fmt: str, tokens_per_batch: int | None = None):
                      for i, (_, stem, alts, _) in enumerate(items)]
         kwargs = {"tokens_per_batch": tokens_per_batch} if tokens_per_batch else {}
         out = inference.score(model, questions, [passage for passage, *_ in items], [fmt],
-                              nota_indices=[ni for *_, ni in items], **kwargs)
+                              nota_indices=[ni for *_, ni in items], evidence=None, **kwargs)
         return [r.formats[fmt].logits for r in out]
     return score
 
@@ -48,4 +48,22 @@ def load_models(directories: Sequence[str], fmt: str | None = None, device: str 
             name = f"{name} ({Path(d).name})"
         seen.add(name)
         out.append(ModelUnderTest(name=name, scorer=scorer_for(model, chosen), fmt=chosen))
+    return out
+
+
+def trained_on(directories: Sequence[str], passages, fmt: str | None = None) -> dict[str, int]:
+    """{model directory: how many of the questions it trained on} (cross-fitted items, as its
+    out-of-fold file lists them).  The NOTA grid scores transformed copies, which no
+    out-of-fold entry serves: on those questions the numbers are in-sample."""
+    from inference import out_of_fold
+
+    out = {}
+    for d in directories:
+        oof = out_of_fold.load(d)
+        if not oof:
+            continue
+        f = fmt or PREFERRED_FORMAT
+        n = sum(oof.trained_on(q, f) for p in passages for q in p.questions)
+        if n:
+            out[str(d)] = n
     return out

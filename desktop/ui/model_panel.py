@@ -112,6 +112,10 @@ class ModelPanel(QWidget):
             # The model trained on this item: what is shown is the held-out fold model's answer.
             text += (f"<br><span style='color:#555'>out of fold: the model trained on this item, so these are "
                      f"the probabilities of fold {', '.join(map(str, folds))}, which did not</span>")
+        elif view.in_sample:
+            # No out-of-fold answer applies (the item was edited): the model's own output.
+            text += ("<br><span style='color:#C62828'>in-sample: the model trained on this item (before it was "
+                     "edited); these probabilities look better than the model is on unseen items</span>")
         self.metrics.setText(text)
         flags = []
         if view.answerable_without_reading:
@@ -479,9 +483,9 @@ class ModelReview(QObject):
         self._whatif_gen = self.worker.request_whatif(st.question, alternatives,
                                                       None if nota_index < 0 else nota_index)
 
-    def _whatif_scored(self, gen: int, probs) -> None:
+    def _whatif_scored(self, gen: int, result) -> None:
         if gen == self._whatif_gen:
-            self.panel.whatif.show_scratch(probs)
+            self.panel.whatif.show_scratch(result.probabilities, result.in_sample)
 
     # ---- whole database ----------------------------------------------------------------------------
     def score_database(self) -> bool:

@@ -63,33 +63,17 @@ def _formats(model) -> list[str]:
     return [f for f in FORMATS if f in model.card.formats]
 
 
-def _predictions(model, question: Question, passage_text: str, result) -> list[Prediction]:
-    """The store rows of one scored question; the evidence goes with the standard row."""
-    from inference import evidence
-
-    preds = result.predictions()
-    standard = next((p for p in preds if p.input_format == STANDARD), None)
-    if standard is not None and passage_text:
-        ev = evidence.predict_evidence(passage_text, question.stem, question.alternatives,
-                                       int(standard.extra["predicted"]))
-        if ev is not None:
-            standard.evidence = ev.text
-            standard.extra.update({"evidence_start": ev.start, "evidence_end": ev.end,
-                                   "evidence_method": ev.method, "evidence_f1": ev.f1})
-    for p in preds:
-        p.extra["model_name"] = model.card.name
-    return preds
-
-
 def score_item(model, question: Question, passage_text: str,
                cancel: Callable[[], bool] | None = None) -> list[Prediction] | None:
-    """Both formats (those the model serves) and the evidence for one item; None when cancelled."""
+    """Both formats (those the model serves) and the evidence for one item; None when cancelled.
+
+    The rows are `inference.score`'s, exactly what `mcqlens score` stores for the item."""
     from inference import score
 
     out = score(model, [question], [passage_text], _formats(model), cancel=cancel)
     if not out:
         return None
-    return _predictions(model, question, passage_text, out[0])
+    return out[0].predictions()
 
 
 def score_chunk(model, items: Sequence[tuple[Question, str]],
@@ -99,31 +83,35 @@ def score_chunk(model, items: Sequence[tuple[Question, str]],
 
     if not items:
         return []
-    questions = [q for q, _ in items]
-    texts = [t for _, t in items]
-    out = score(model, questions, texts, _formats(model), cancel=cancel)
-    by_id = {q.id: (q, t) for q, t in items}
-    rows = []
-    for r in out:
-        q, t = by_id[r.item_id]
-        rows.extend((r.item_id, p) for p in _predictions(model, q, t, r))
-    return rows
+    out = score(model, [q for q, _ in items], [t for _, t in items], _formats(model), cancel=cancel)
+    return [(r.item_id, p) for r in out for p in r.predictions()]
+
+
+@dataclass
+class WhatIf:
+    """The shortcut probabilities of a scratch copy, and whether they are in-sample."""
+
+    probabilities: list[float]
+    in_sample: bool = False  # the model trained on the item this copy was made from
 
 
 def whatif_shortcut(model, question: Question, alternatives: Sequence[str],
-                    nota_index: int | None = None) -> list[float]:
+                    nota_index: int | None = None) -> WhatIf:
     """Shortcut probabilities for a scratch copy of the item with other alternatives.
 
     The stored question is not touched: a copy carries the edited alternatives.
     `nota_index` marks the alternative that is the None-of-the-above text, which a
-    cloze stem formats differently (inference.formatting).
+    cloze stem formats differently (inference.formatting).  A copy of an item the model
+    trained on has no out-of-fold answer: the model's own output is in-sample, and the
+    result says so.
     """
     from inference import score
 
     scratch = replace(question, alternatives=list(alternatives), spans=[], predictions=[])
     fmt = SHORTCUT if SHORTCUT in model.card.formats else model.card.formats[0]
-    out = score(model, [scratch], [""], [fmt], nota_indices=[nota_index])
-    return list(out[0].formats[fmt].probabilities)
+    out = score(model, [scratch], [""], [fmt], nota_indices=[nota_index], evidence=None)
+    f = out[0].formats[fmt]
+    return WhatIf(list(f.probabilities), f.in_sample)
 
 
 # ---------------------------------------------------------------------------- reading back
@@ -135,6 +123,7 @@ class FormatView:
     predicted: int
     n_eff: float
     fold: int | None = None  # the out-of-fold model's answer (the shipped model trained on this item)
+    in_sample: bool = False  # the model trained on this item and these are its own (in-sample) outputs
 
 
 @dataclass
@@ -148,6 +137,10 @@ class ModelView:
     mi_bits: float | None = None
     evidence: tuple[int, int, str] | None = None  # start, end, text of the model's evidence
     evidence_rejected_by: list[str] = field(default_factory=list)
+
+    @property
+    def in_sample(self) -> bool:
+        return any(f.in_sample for f in self.formats.values())
 
     @property
     def shortcut(self) -> FormatView | None:
@@ -200,7 +193,7 @@ def view_of(question: Question, predictions: Sequence[Prediction] | None = None,
         probs = [float(x) for x in p.probabilities]
         view.formats[p.input_format] = FormatView(p.input_format, probs,
                                                   max(range(len(probs)), key=probs.__getitem__), _n_eff(p),
-                                                  p.extra.get("out_of_fold"))
+                                                  p.extra.get("out_of_fold"), bool(p.extra.get("in_sample")))
         if p.input_format == STANDARD and p.evidence and "evidence_start" in p.extra:
             view.evidence = (int(p.extra["evidence_start"]), int(p.extra["evidence_end"]), p.evidence)
             view.evidence_rejected_by = list(p.extra.get("evidence_rejected_by", []))

@@ -26,7 +26,7 @@ class ScoringWorker(QObject):
     modelFailed = Signal(str)  # why there is no model, in words
     itemScored = Signal(str, object)  # item id, list[Prediction]
     itemFailed = Signal(str, str)  # item id, message
-    whatifScored = Signal(int, object)  # request number, probabilities
+    whatifScored = Signal(int, object)  # request number, model_scoring.WhatIf
     batchChunk = Signal(object, int, int)  # [(item id, Prediction)], done, total
     batchFinished = Signal(bool, str)  # cancelled, message
     jobDone = Signal(str, object)  # name, result of a background job (None if it failed)
@@ -210,8 +210,8 @@ class ScoringWorker(QObject):
         if self.model is None or gen != self._whatif_gen:
             return
         try:
-            probs = model_scoring.whatif_shortcut(self.model, question, alternatives, nota_index)
+            result = model_scoring.whatif_shortcut(self.model, question, alternatives, nota_index)
         except Exception as exc:  # noqa: BLE001
             self.itemFailed.emit(question.id, f"what-if: {exc}")
             return
-        self.whatifScored.emit(gen, probs)
+        self.whatifScored.emit(gen, result)
