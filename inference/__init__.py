@@ -47,6 +47,11 @@ DEFAULT_TOKENS_PER_BATCH = 2048
 # (load average ~1).
 UNPADDED_TOKENS_PER_BATCH = 8192
 GPU_TOKENS_PER_BATCH = 1 << 18  # a GPU needs large batches to be busy
+# The evidence sentence is looked for in the passage's first 100,000 characters (about 40
+# RACE passages; ExpMRC's longest is far shorter): idf-recall-options scores every sentence
+# against every alternative in pure Python, 30 s for a 2 MB passage, and the reader itself
+# reads at most its first 512 tokens.
+EVIDENCE_MAX_CHARS = 100_000
 
 
 @dataclass
@@ -196,7 +201,7 @@ def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passag
         std = r.formats.get(formatting.STANDARD)
         if std is None:
             continue
-        text = _passage_text(passages, questions[i], i)
+        text = _passage_text(passages, questions[i], i)[:EVIDENCE_MAX_CHARS]
         if not text:
             continue
         q = questions[i]

@@ -181,13 +181,20 @@ def tokenize_items(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
     special_pair = tokenizer.num_special_tokens_to_add(True)
     special_single = tokenizer.num_special_tokens_to_add(False)
     texts: dict[str, int] = {}
+    seconds: set[str] = set()  # cut from their start, so they are tokenized whole
     for opts in items:
         for first, second in opts:
             texts.setdefault(first, len(texts))
             if second is not None:
                 texts.setdefault(second, len(texts))
-    order = list(texts)
+                seconds.add(second)
+    # A segment far longer than the budget (a 20 MB passage) is tokenized from a prefix
+    # only: the rules below keep at most `max_length` of its leading tokens anyway.
+    long = {t for t in texts if len(t) > PREFIX_CHARS_PER_TOKEN * max_length and t not in seconds}
+    order = [t for t in texts if t not in long]
     ids_of = {t: e.ids for t, e in zip(order, tokenizer.encode_batch(order, add_special_tokens=False))}
+    for t in long:
+        ids_of[t] = leading_ids(tokenizer, t, max_length)
     seqs = []
     for opts in items:
         row = []
@@ -203,6 +210,29 @@ def tokenize_items(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
             row.append(template.pair(a_ids, b_ids))
         seqs.append(row)
     return seqs
+
+
+PREFIX_CHARS_PER_TOKEN = 8  # a first guess of the characters that hold `n` tokens (RACE: ~4.5 per token)
+_SPACE = re.compile(r"\s")
+
+
+def leading_ids(tokenizer, text: str, n: int) -> list[int]:
+    """At least the first `n` token ids of `text` (all of them when it has fewer), exactly
+    as tokenizing the whole text gives them, from a prefix cut at a whitespace.
+
+    Every tokenizer here (WordPiece, byte-level BPE, SentencePiece) splits words at
+    whitespace first, so the tokens before a whitespace cut do not depend on what follows
+    it; the prefix is doubled until it yields more than `n` tokens (the last word before the
+    cut then lies beyond the first `n`)."""
+    chars = PREFIX_CHARS_PER_TOKEN * max(n, 1)
+    while chars < len(text):
+        cut = max((m.start() for m in _SPACE.finditer(text, max(0, chars - 1000), chars)), default=-1)
+        if cut > 0:
+            ids = tokenizer.encode(text[:cut], add_special_tokens=False).ids
+            if len(ids) > n:
+                return ids[:n]
+        chars *= 2
+    return tokenizer.encode(text, add_special_tokens=False).ids
 
 
 def pad(seqs: Sequence[Sequence[tuple[list[int], list[int]]]], pad_id: int = 0) -> Encoded:

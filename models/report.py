@@ -218,18 +218,24 @@ def figure5(items: dict, path: Path) -> None:
 
 def evidence_scores() -> dict:
     """The three evidence methods on RACE+ dev with out-of-fold answers (the official scorer)."""
-    from desktop.commands.expmrc import predict
+    import inference
     from desktop.domain.expmrc_metric import score_multiple_choice
+    from desktop.formats import expmrc
+    from inference.expmrc_answers import answers
     from models import evidence
 
     dataset = json.loads((DATA / "expmrc" / "expmrc-race-dev.json").read_text(encoding="utf-8"))
-    path = str(DATA / "expmrc" / "expmrc-race-dev.json")
+    ds = expmrc.read(str(DATA / "expmrc" / "expmrc-race-dev.json"))
+    passages = {p.id: p for p in ds.passages}
+    questions = [q for p in ds.passages for q in p.questions]
+    model = inference.load_model(ROOT / "models" / "default")
     out = {}
     for m in evidence.METHODS:
-        out[m] = score_multiple_choice(dataset, predict(path, ROOT / "models" / "default", m, log=lambda *_: None))
-    # the evidence methods alone, given the key (an upper reference for what the reader costs)
+        out[m] = score_multiple_choice(dataset, answers(model, questions, passages, m).predictions)
+    # the evidence methods alone, given the key (an upper reference for what the reader costs);
+    # IDF over each item's own passage, as the scoring path computes it
     gold = {}
-    index = evidence.SentenceIndex([s["article"] for s in dataset["data"]])
+    index = None
     for m in evidence.METHODS:
         preds = {}
         for s in dataset["data"]:
@@ -258,7 +264,7 @@ def embrace_basis_f1() -> dict:
         ds = embrace.read(DATA / "embrace" / f"embrace_{f}.jsonl")
         for d in ds if isinstance(ds, list) else [ds]:
             passages.extend(d.passages)
-    index = evidence.SentenceIndex([p.text for p in passages])
+    index = None  # IDF over each item's own passage, as the scoring path computes it
     got = {m: [] for m in evidence.METHODS}
     for p in passages:
         for q in p.questions:
@@ -463,7 +469,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
     a("| seed, large PLM, most similar sent. w/ question | 36.8 | 69.0 | 48.0 | |")
     a("| seed, base PLM, most similar sent. w/ question | 31.5 | 62.4 | 44.5 | |")
     a("")
-    a("**idf-recall-options** (`models/evidence.py`): each passage sentence (split on . ! ?) is scored by "
+    a("**idf-recall-options** (`inference/evidence_choice.py`; IDF over the item's own passage): each passage sentence (split on . ! ?) is scored by "
       "an IDF-weighted F-beta (β = 2, recall-leaning, because references are longer than the average "
       "sentence: median 17 against 11 scored tokens) against stem + alternative, summed over the "
       "alternatives with weights ½ × the reader's probability + ½ × uniform, so a weak reader's wrong "

@@ -116,3 +116,24 @@ def test_embrace_cloze_stems_all_have_their_gap_filled():
         assert len(F.gaps(q.stem)) == 1, q.stem  # every EMBRACE cloze stem has exactly one gap
         text = F.question_option(q.stem, q.alternatives[q.key or 0])
         assert "_" not in text and " ".join(q.alternatives[q.key or 0].split()) in text
+
+
+def test_a_huge_passage_is_cut_before_tokenizing_with_the_same_tokens(tokenizer, expmrc):
+    # 167 real ExpMRC passages back to back (~0.4 MB), and the same repeated to ~20 MB: the
+    # encoder sees the first 512 tokens either way, and tokenizing the whole text (what the
+    # prefix cut avoids: 26 s and 3.3 GB for 20 MB) gives the same leading tokens.
+    articles = list(dict.fromkeys(a for a, *_ in expmrc))
+    text = "\n".join(articles)
+    huge = (text + "\n") * (20_000_000 // len(text) + 1)
+    assert len(huge) >= 20_000_000
+    whole = tokenizer.encode(text, add_special_tokens=False).ids
+    for n in (1, 7, 512, 5000):
+        assert F.leading_ids(tokenizer, text, n) == whole[:n]
+    assert F.leading_ids(tokenizer, "a few words", 512) == tokenizer.encode("a few words", add_special_tokens=False).ids
+    _, stem, alts, _ = expmrc[0]
+    items = [F.encoder_texts(p, stem, alts, F.STANDARD) for p in (text, huge)]
+    small, big = F.tokenize_items(tokenizer, items, 512)
+    assert small == big and all(len(ids) == 512 for ids, _ in big)
+    # the reference: the passage tokenized whole, cut by the truncation rule
+    ref = F.tokenize_items(tokenizer, [F.encoder_texts(text[:20000], stem, alts, F.STANDARD)], 512)[0]
+    assert small == ref

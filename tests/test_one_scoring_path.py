@@ -132,3 +132,22 @@ def test_export_predictions_without_predictions_is_an_error_and_writes_nothing(t
     assert cli.main(["export", "predictions", "--db", str(db), "-o", str(out)]) == 2
     assert "no stored predictions" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".none.csv*"))
+
+
+@needs_model
+def test_a_question_on_a_20_mb_passage_is_scored_from_its_start():
+    # the reader sees the first 512 tokens and the evidence is looked for in the first
+    # inference.EVIDENCE_MAX_CHARS characters: a 20 MB passage scores as its opening does
+    import inference
+
+    [ds] = formats.read(str(EXPMRC))
+    p = ds.passages[0]
+    q = p.questions[0]
+    huge = (p.text + "\n") * (20_000_000 // len(p.text) + 1)
+    opening = huge[:inference.EVIDENCE_MAX_CHARS + 5000]
+    model = inference.load_model(TINY, device="cpu")
+    big, small = (inference.score(model, [q], [t], ["standard", "shortcut"])[0] for t in (huge, opening))
+    for fmt in ("standard", "shortcut"):
+        assert big.formats[fmt].logits == pytest.approx(small.formats[fmt].logits, abs=1e-6)
+    assert big.evidence == small.evidence and big.evidence.end <= inference.EVIDENCE_MAX_CHARS
+    assert huge[big.evidence.start:big.evidence.end] == big.evidence.text

@@ -75,8 +75,8 @@ def run_evaluate(args) -> int:
 def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
             log=print) -> dict[str, dict[str, str]]:
     import inference
-    from desktop.domain.model import LETTERS
     from desktop.formats import expmrc
+    from inference.expmrc_answers import answers
 
     ds = expmrc.read(dataset_path)
     passages = {p.id: p for p in ds.passages}
@@ -86,16 +86,11 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
     # The one scoring path: answer and evidence come from `inference.score`, as `mcqlens
     # score` stores them.  Items the model trained on get the out-of-fold model's answer
     # (inference.out_of_fold) unless --in-sample.
-    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample, evidence=method)
-    held_out = sum(s.formats["standard"].fold is not None for s in scores)
-    in_sample_n = sum(s.formats["standard"].in_sample for s in scores)
-    log(f"{held_out} answers from out-of-fold predictions, {len(scores) - held_out} from the model"
-        + (f" ({in_sample_n} of them in-sample: the model trained on those items)" if in_sample_n else ""))
-    out = {}
-    for s in scores:
-        f = s.formats["standard"]
-        out[s.item_id] = {"answer": LETTERS[f.predicted], "evidence": s.evidence.text if s.evidence else ""}
-    return out
+    got = answers(model, questions, passages, method, in_sample)
+    log(f"{got.out_of_fold} answers from out-of-fold predictions, {len(got.predictions) - got.out_of_fold} "
+        "from the model" + (f" ({got.in_sample} of them in-sample: the model trained on those items)"
+                            if got.in_sample else ""))
+    return got.predictions
 
 
 def run_predict(args) -> int:
