@@ -22,7 +22,12 @@ def save(model, out_dir: str | Path, backbone: str | Path, extra: dict | None = 
     out.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to("cpu").half().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out / "model.safetensors"))
-    cfg = {"model_type": "bert", **asdict(model.config), "pooling": model.pooling, **(extra or {})}
+    from models.mc_model import HFEncoder
+
+    if isinstance(model.encoder, HFEncoder):  # any transformers encoder: its own config
+        cfg = {**model.encoder.config_dict(), "encoder": "hf", "pooling": model.pooling, **(extra or {})}
+    else:
+        cfg = {"model_type": "bert", **asdict(model.config), "pooling": model.pooling, **(extra or {})}
     (out / "config.json").write_text(json.dumps(cfg, indent=1))
     for name in TOKENIZER_FILES:
         src = Path(backbone) / name
@@ -35,12 +40,16 @@ def load(directory: str | Path):
     """The `models.mc_model.MultipleChoiceModel` saved by `save`, in fp32, eval mode."""
     from safetensors.torch import load_file
 
-    from models.mc_model import BertConfig, build
+    from models.mc_model import BertConfig, HFEncoder, MultipleChoiceModel, build
 
     directory = Path(directory)
     cfg = json.loads((directory / "config.json").read_text())
-    model = build(None, BertConfig(**{k: cfg[k] for k in BertConfig.__dataclass_fields__ if k in cfg}),
-                  pooling=cfg.get("pooling", "cls"))
+    if cfg.get("encoder") == "hf":
+        hf = {k: v for k, v in cfg.items() if k not in ("encoder", "pooling", "max_length", "formats", "training")}
+        model = MultipleChoiceModel(HFEncoder.from_config(hf), pooling=cfg.get("pooling", "cls"))
+    else:
+        model = build(None, BertConfig(**{k: cfg[k] for k in BertConfig.__dataclass_fields__ if k in cfg}),
+                      pooling=cfg.get("pooling", "cls"))
     state = {k: v.float() for k, v in load_file(str(directory / "model.safetensors")).items()}
     model.load_state_dict(state)
     return model.eval()

@@ -10,6 +10,11 @@ head count and head size in every reshape): ONNX Runtime's transformer optimizer
 recognises it and fuses attention, which a transformers-5 BertModel exported as it is
 does not allow.  Parameter names are those of Hugging Face's `BertModel`, so its
 checkpoints (all-MiniLM-L6-v2 included) load directly.
+
+Any other Hugging Face encoder directory (MPNet, RoBERTa, ELECTRA, DeBERTa, ...) is
+loaded through transformers' `AutoModel` (`HFEncoder`); segment ids are passed only to
+an encoder that has them (a token type vocabulary of 2 or more): MPNet takes none, and
+RoBERTa's single type would reject the second segment's 1s.
 """
 from __future__ import annotations
 
@@ -159,6 +164,58 @@ class ClassicBert(nn.Module):
         return self.encoder(self.embeddings(input_ids, token_type_ids), ext)
 
 
+class HFEncoder(nn.Module):
+    """Any transformers encoder (`AutoModel`), called as `ClassicBert` is: [N, T] → [N, T, H]."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.config = model.config
+        import inspect
+
+        takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
+        self.uses_token_types = takes_types and int(getattr(model.config, "type_vocab_size", 0) or 0) > 1
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path) -> "HFEncoder":
+        from transformers import AutoModel
+
+        if model_type(path) in _NO_POOLER:
+            return cls(AutoModel.from_pretrained(str(path), add_pooling_layer=False))
+        return cls(AutoModel.from_pretrained(str(path)))
+
+    @classmethod
+    def from_config(cls, config: dict) -> "HFEncoder":
+        from transformers import AutoConfig, AutoModel
+
+        cfg = dict(config)
+        kind = cfg.pop("model_type")
+        c = AutoConfig.for_model(kind, **cfg)
+        if kind in _NO_POOLER:
+            return cls(AutoModel.from_config(c, add_pooling_layer=False))
+        return cls(AutoModel.from_config(c))
+
+    def config_dict(self) -> dict:
+        return self.model.config.to_dict()
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None):
+        kw = {"token_type_ids": token_type_ids} if self.uses_token_types and token_type_ids is not None else {}
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, **kw).last_hidden_state
+
+
+# encoders that build a pooler we never use (its weights would get no gradient under DDP)
+_NO_POOLER = ("bert", "roberta", "mpnet", "xlm-roberta", "camembert")
+
+
+def model_type(path: str | Path) -> str:
+    return json.loads((Path(path) / "config.json").read_text()).get("model_type") or "bert"
+
+
+def load_encoder(path: str | Path):
+    """A BERT directory as `ClassicBert` (exported with fused attention); any other encoder as `HFEncoder`."""
+    return load_bert(path) if model_type(path) == "bert" else HFEncoder.from_pretrained(path)
+
+
 def _strip_prefix(state: dict) -> dict:
     out = {}
     for k, v in state.items():
@@ -201,14 +258,17 @@ class MultipleChoiceModel(nn.Module):
         self.scorer = nn.Linear(encoder.config.hidden_size, 1)
 
     @property
-    def config(self) -> BertConfig:
+    def config(self):
         return self.encoder.config
 
     def forward(self, input_ids, attention_mask, token_type_ids=None):
         b, o, t = input_ids.shape
         ids = input_ids.reshape(b * o, t)
         mask = attention_mask.reshape(b * o, t)
-        types = torch.zeros_like(ids) if token_type_ids is None else token_type_ids.reshape(b * o, t)
+        if isinstance(self.encoder, HFEncoder) and not self.encoder.uses_token_types:
+            types = None
+        else:
+            types = torch.zeros_like(ids) if token_type_ids is None else token_type_ids.reshape(b * o, t)
         h = self.encoder(ids, mask, types)
         if self.pooling == "cls":
             pooled = h[:, 0]
@@ -218,7 +278,8 @@ class MultipleChoiceModel(nn.Module):
         return self.scorer(self.dropout(pooled)).reshape(b, o)
 
     def describe(self) -> dict:
-        return {"encoder": asdict(self.config), "pooling": self.pooling}
+        cfg = self.encoder.config_dict() if isinstance(self.encoder, HFEncoder) else asdict(self.config)
+        return {"encoder": cfg, "pooling": self.pooling}
 
 
 def build(backbone: str | Path | None = None, config: BertConfig | None = None,
@@ -226,7 +287,7 @@ def build(backbone: str | Path | None = None, config: BertConfig | None = None,
     """From pretrained weights (`backbone` directory) or random weights of `config`."""
     if seed is not None:
         torch.manual_seed(seed)
-    encoder = load_bert(backbone) if backbone is not None else ClassicBert(config or BertConfig())
+    encoder = load_encoder(backbone) if backbone is not None else ClassicBert(config or BertConfig())
     return MultipleChoiceModel(encoder, pooling=pooling)
 
 

@@ -15,6 +15,17 @@ final model trains on everything and is the one that is exported.
 
     python -m models.train --data carry/data.jsonl --out out/run --crossfit 5
 
+Several processes (GPUs) through torch.distributed: the same command under torchrun,
+
+    torchrun --nproc_per_node N -m models.train --data ... --crossfit 1 ...
+
+runs data-parallel (DDP; NCCL on GPUs, gloo on CPU): every rank builds the same shuffled
+list of length-bucketed batches and takes every N-th, gradients are averaged, rank 0
+decides early stopping (broadcast, so the ranks never disagree) and writes the outputs.
+The effective batch is N times --batch-size.  metrics.json and the checkpoint's config
+record the number of processes and GPUs, the training time and the training throughput
+(questions per second, all ranks together), so 1-vs-N scaling can be read off two runs.
+
 Writes, under --out: ``final/model`` (Hugging Face directory), ``*/predictions.jsonl``
 (logits per record and format), ``*/metrics.json``, and ``oof_predictions.jsonl``.
 """
@@ -206,15 +217,90 @@ def accuracy_by_format(items, logits) -> dict:
     return {f: sum(v) / len(v) for f, v in res.items()}
 
 
+# ---------------------------------------------------------------- several processes
+class Dist:
+    """This process's place in a torchrun launch (rank 0 of 1 without one)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.on = self.world > 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def start(self, device: str) -> str:
+        """Join the process group; the device of this rank."""
+        if not self.on:
+            return device
+        import torch.distributed as dist
+
+        cuda = device.startswith("cuda")
+        if not dist.is_initialized():
+            dist.init_process_group("nccl" if cuda else "gloo")
+        if cuda:
+            self.torch.cuda.set_device(self.local_rank)
+            return f"cuda:{self.local_rank}"
+        return device
+
+    def wrap(self, model, device: str):
+        if not self.on:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        return DistributedDataParallel(model, device_ids=[self.local_rank] if device.startswith("cuda") else None)
+
+    def share(self, batches_: list) -> list:
+        """This rank's batches: every world-th, the same count on every rank (DDP steps together)."""
+        if not self.on:
+            return batches_
+        n = len(batches_) // self.world
+        return batches_[self.rank::self.world][:n]
+
+    def from_main(self, value):
+        """Rank 0's value on every rank (early stopping, time budget)."""
+        if not self.on:
+            return value
+        import torch.distributed as dist
+
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def end(self) -> None:
+        if self.on:
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                dist.barrier()
+                dist.destroy_process_group()
+
+
+def weights_digest(model) -> str:
+    """A digest of the parameters (the ranks of a DDP run must end with the same one)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for k, v in sorted(model.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
 # ---------------------------------------------------------------- one run
 def run_one(args, records: list[dict], fold: int | None) -> dict:
     """Train on the out-of-domain items plus the in-domain folds other than `fold` (all when None)."""
     import torch
 
+    dist_ = Dist(torch)
     torch.manual_seed(args.seed)
-    torch.set_num_threads(max(1, min(4, (os.cpu_count() or 2) // max(1, args.jobs))))
-    rng = random.Random(args.seed)
+    torch.set_num_threads(max(1, min(4, (os.cpu_count() or 2) // max(1, args.jobs * dist_.world))))
+    rng = random.Random(args.seed)  # the same on every rank: the same batch order
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = dist_.start(device)
     out_dir = Path(args.out) / (f"fold{fold}" if fold is not None else (args.run_name or "final"))
     out_dir.mkdir(parents=True, exist_ok=True)
     formats = args.formats.split(",")
@@ -231,25 +317,28 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
     held_items = encode_all(tok, held, eval_formats, args.max_length)
     log = {"fold": fold, "n_train": len(train), "n_dev": len(dev), "n_held": len(held), "encode_s": round(time.time() - t0, 1)}
 
-    model = load_model(args.backbone, torch, args.seed, args.pooling).to(device)
+    core = load_model(args.backbone, torch, args.seed, args.pooling).to(device)
+    model = dist_.wrap(core, device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    steps_per_epoch = len(batches(train_items, args.max_tokens, args.batch_size, True, random.Random(0)))
+    steps_per_epoch = len(dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, random.Random(0))))
     total = steps_per_epoch * args.epochs
     warm = max(1, int(0.1 * total))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
 
     best, best_state, history, bad = -1.0, None, [], 0
+    train_s, trained_questions = 0.0, 0
     from tqdm import tqdm
 
     for epoch in range(args.epochs):
         spent = time.time() - t0
-        if history and args.time_budget and spent + spent / len(history) > args.time_budget:
+        if dist_.from_main(bool(history and args.time_budget and spent + spent / len(history) > args.time_budget)):
             print(json.dumps({"run": out_dir.name, "stopped": "time budget", "after_epochs": len(history)}), flush=True)
             break
         model.train()
-        bl = batches(train_items, args.max_tokens, args.batch_size, True, rng)
+        bl = dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, rng))
         losses, t_collate, t_epoch = [], 0.0, time.time()
-        for idx in tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}", disable=not args.progress, mininterval=5):
+        for idx in tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}", disable=not (args.progress and dist_.main),
+                        mininterval=5):
             tc = time.time()
             ids, types, mask, opt_mask, keys = collate(train_items, idx, torch)
             t_collate += time.time() - tc
@@ -262,21 +351,40 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
             opt.step()
             sched.step()
             losses.append(loss.detach())
-        dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
+        epoch_train_s = time.time() - t_epoch
+        epoch_questions = sum(len(b) for b in bl) * dist_.world  # every rank ran as many batches
+        train_s += epoch_train_s
+        trained_questions += epoch_questions
+        # every rank computes dev (the same weights); rank 0's score decides, so they never disagree
+        dev_logits = predict(core, dev_items, torch, device, args.max_tokens * 2)
         acc = accuracy_by_format(dev_items, dev_logits)
-        score = sum(acc.get(f, 0.0) for f in formats) / len(formats)
+        score = dist_.from_main(sum(acc.get(f, 0.0) for f in formats) / len(formats))
         history.append({"epoch": epoch + 1, "loss": float(torch.stack(losses).mean()) if losses else None,
                         "steps": len(bl), "epoch_s": round(time.time() - t_epoch, 1), "collate_s": round(t_collate, 1),
+                        "train_questions_per_s": round(epoch_questions / max(epoch_train_s, 1e-9), 2),
                         "dev": acc, "time_s": round(time.time() - t0, 1)})
-        print(json.dumps({"run": out_dir.name, **history[-1]}), flush=True)
+        if dist_.main:
+            print(json.dumps({"run": out_dir.name, **history[-1]}), flush=True)
         if score > best:
             best, bad = score, 0
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            best_state = {k: v.detach().clone() for k, v in core.state_dict().items()}
         else:
             bad += 1
             if bad >= args.patience:
                 break
-    model.load_state_dict(best_state)
+    core.load_state_dict(best_state)
+    model = core
+    training = {"processes": dist_.world, "gpus": dist_.world if str(device).startswith("cuda") else 0,
+                "device": "cuda" if str(device).startswith("cuda") else str(device), "train_s": round(train_s, 1),
+                "train_questions": trained_questions,
+                "train_questions_per_s": round(trained_questions / max(train_s, 1e-9), 2)}
+    if dist_.on:
+        (out_dir / f"weights_rank{dist_.rank}.sha256").write_text(weights_digest(core) + "\n")
+    if not dist_.main:
+        dist_.end()
+        return {}
     if args.train_sources:  # a source-only model is also scored on the other sources' dev items
         dev_items = encode_all(tok, [r for r in records if r["role"] == "dev"], eval_formats, args.max_length)
     dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
@@ -286,12 +394,15 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
             for it, lg in zip(items, logits):
                 f.write(json.dumps({"id": it.rid, "format": it.fmt, "part": part, "key": it.key, "logits": lg}) + "\n")
     log.update({"history": history, "best_dev": best, "dev_accuracy": accuracy_by_format(dev_items, dev_logits),
-                "heldout_accuracy": accuracy_by_format(held_items, held_logits), "train_s": round(time.time() - t0, 1)})
+                "heldout_accuracy": accuracy_by_format(held_items, held_logits), "train_s": round(time.time() - t0, 1),
+                "training": training})
     if fold is None and not args.run_name:
         from models import checkpoint
 
-        checkpoint.save(model, out_dir / "model", args.backbone, {"max_length": args.max_length, "formats": formats})
+        checkpoint.save(model, out_dir / "model", args.backbone,
+                        {"max_length": args.max_length, "formats": formats, "training": training})
     (out_dir / "metrics.json").write_text(json.dumps(log, indent=1))
+    dist_.end()
     return log
 
 
@@ -378,6 +489,13 @@ def run(args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     if args.fold:
         return run_one(args, records, None if args.fold == "final" else int(args.fold))
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: one run, all ranks together
+        if args.crossfit > 1 or args.jobs > 1:
+            from desktop.domain.errors import McqLensError
+
+            raise McqLensError("under torchrun, train one run (--crossfit 1 --jobs 1); the ranks share it")
+        log = run_one(args, records, None)
+        return merge(out, ["final"], args) if log else {}
     runs = [str(i) for i in range(args.crossfit)] if args.crossfit > 1 else []
     runs.append("final")
     if args.jobs > 1:
