@@ -326,7 +326,7 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
 
     best, best_state, history, bad = -1.0, None, [], 0
-    train_s, trained_questions = 0.0, 0
+    train_s, trained_questions, steps_done, stop_now = 0.0, 0, 0, False
     from tqdm import tqdm
 
     for epoch in range(args.epochs):
@@ -337,8 +337,15 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
         model.train()
         bl = dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, rng))
         losses, t_collate, t_epoch = [], 0.0, time.time()
-        for idx in tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}", disable=not (args.progress and dist_.main),
-                        mininterval=5):
+        stop_now = False
+        for step, idx in enumerate(tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}",
+                                        disable=not (args.progress and dist_.main), mininterval=5)):
+            if (args.max_steps and steps_done >= args.max_steps) or (
+                    args.stop_after and step % 25 == 0 and dist_.from_main(time.time() - t0 > args.stop_after)):
+                stop_now = True  # every rank stops at the same step (rank 0's clock decides)
+                bl = bl[:step]
+                break
+            steps_done += 1
             tc = time.time()
             ids, types, mask, opt_mask, keys = collate(train_items, idx, torch)
             t_collate += time.time() - tc
@@ -374,6 +381,8 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
             bad += 1
             if bad >= args.patience:
                 break
+        if stop_now:
+            break
     core.load_state_dict(best_state)
     model = core
     training = {"processes": dist_.world, "gpus": dist_.world if str(device).startswith("cuda") else 0,
@@ -472,6 +481,9 @@ def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.Argument
     ap.add_argument("--train-sources", default="", help="train only on these sources (comma list)")
     ap.add_argument("--time-budget", type=float, default=0, help="seconds per run; no epoch starts that would pass it")
     ap.add_argument("--limit", type=int, default=0, help="use only this many training records (smoke tests)")
+    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps per process (throughput runs)")
+    ap.add_argument("--stop-after", type=float, default=0,
+                    help="seconds since the run started after which training stops mid-epoch (then dev, save)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     return ap
 
