@@ -503,10 +503,15 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
     a("python -m models.report               # this page")
     a("```")
     a("")
-    a("`mcqlens train` takes the same options as `python -m models.train` (any Hugging Face BERT directory as "
+    a("`mcqlens train` takes the same options as `python -m models.train` (any Hugging Face encoder directory "
+      "as `--backbone`: BERT, MPNet, RoBERTa, ELECTRA, DeBERTa; several GPUs under torchrun; "
       "`--backbone`, any file `desktop.formats` reads or an MCQ Lens database as `--data`, formats standard, "
       "shortcut, options, options_context, any number of alternatives). The run copied into "
       "`docs/model_runs/default/` is the one the shipped model comes from.")
+    runbook = docs / "models_gpu_build.md"  # hand-written: the GPU build's device plan
+    if runbook.is_file():
+        a("")
+        a(runbook.read_text(encoding="utf-8").rstrip("\n"))
     text = "\n".join(L) + "\n"
     (docs / "models.md").write_text(text, encoding="utf-8")
     return text
