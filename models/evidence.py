@@ -1,5 +1,6 @@
 """The evidence methods live in `inference.evidence_choice` (the one scoring path uses them);
-this name stays for the report and for scripts that import `models.evidence`."""
+this name stays for the report, `models.evidence_cv` and scripts that import `models.evidence`."""
 from inference.evidence_choice import *  # noqa: F401,F403
-from inference.evidence_choice import (DEFAULT_METHOD, IDF_RECALL, METHODS, OPTION_ONLY, WITH_QUESTION,  # noqa: F401
-                                       EvidenceChoice, SentenceIndex, idf_recall_options, predict, weighted_fbeta)
+from inference.evidence_choice import (BETA, DEFAULT_METHOD, DEFAULT_SETTINGS, IDF_RECALL, METHODS,  # noqa: F401
+                                       OPTION_ONLY, READER_WEIGHT, SHORT_SENTENCE, WITH_QUESTION, EvidenceChoice,
+                                       SentenceIndex, Settings, idf_recall_options, predict, weighted_fbeta)

@@ -481,6 +481,23 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
       + ", ".join(f"{m} {v[0]:.1f}" for m, v in ev["embrace"].items())
       + f" evidence F1 over {next(iter(ev['embrace'].values()))[1]} items with a key basis.")
     a("")
+    cv_file = ROOT / "docs" / "model_runs" / "default" / "evidence_cv.json"
+    if cv_file.is_file():
+        from models.evidence_cv import markdown
+
+        a("The method's structure was designed on this dev set; its settings are chosen by cross-validation "
+          "inside it, so the figure to quote is the held-out one:")
+        a("")
+        a(markdown(json.loads(cv_file.read_text(encoding="utf-8"))))
+        a("")
+    a("## Speed of the shipped model")
+    a("")
+    a("Filled in by `python benchmarks/render_docs.py` from the run files in `docs/bench_runs/` "
+      "(run it after this report): every headline, with its command.")
+    a("")
+    a("<!-- bench:summary -->")
+    a("<!-- /bench:summary -->")
+    a("")
     a("## Training runs")
     a("")
     a("| run | train questions | epochs run | best dev (mean of standard, shortcut) | held-out RACE standard | held-out RACE shortcut |")
@@ -505,7 +522,7 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
     a("")
     a("`mcqlens train` takes the same options as `python -m models.train` (any Hugging Face encoder directory "
       "as `--backbone`: BERT, MPNet, RoBERTa, ELECTRA, DeBERTa; several GPUs under torchrun; "
-      "`--backbone`, any file `desktop.formats` reads or an MCQ Lens database as `--data`, formats standard, "
+      "any file `desktop.formats` reads or an MCQ Lens database as `--data`, formats standard, "
       "shortcut, options, options_context, any number of alternatives). The run copied into "
       "`docs/model_runs/default/` is the one the shipped model comes from.")
     runbook = docs / "models_gpu_build.md"  # hand-written: the GPU build's device plan
