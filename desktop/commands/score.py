@@ -3,7 +3,8 @@
 Scores every stored question with a model and stores, per question and input format,
 the probabilities over the alternatives with the model's id (plus predicted
 alternative, entropy, effective number of options and, when both standard and shortcut
-exist, the contextual mutual information).  Predictions are written in chunks, so an
+exist, the contextual mutual information; the standard row carries the model's evidence).
+The rows are `inference.score`'s: the window stores and shows the very same ones.  Predictions are written in chunks, so an
 interrupted run keeps what it scored; the next run scores only the (question, format)
 pairs not yet stored for this model.
 """
@@ -90,7 +91,7 @@ def run(args) -> int:
             by_id = {q.id: q for q in passages[row.passage_id].questions}
             if row.item_id in by_id:
                 questions.append(by_id[row.item_id])
-        written = 0
+        written, in_sample = 0, 0
         try:
             for start in range(0, len(questions), CHUNK):
                 chunk = questions[start:start + CHUNK]
@@ -103,6 +104,7 @@ def run(args) -> int:
                     for r in inference.score(model, qs, passages, list(fmts),
                                              progress=_advance(bar)):
                         rows.extend(_rows(r, stored.get(r.item_id, {})))
+                        in_sample += any(f.in_sample for f in r.formats.values())
                 written += store.add_predictions(rows)
                 if isinstance(bar, _NoBar) and not args.no_progress:
                     print(f"scored {min(start + CHUNK, len(questions))}/{len(questions)} questions",
@@ -110,6 +112,10 @@ def run(args) -> int:
         finally:
             bar.close()
         print(f"stored {written} predictions of {model.id}", file=sys.stderr)
+        if in_sample:
+            # edited copies of items the model trained on: no out-of-fold answer applies
+            print(f"note: {in_sample} questions are in-sample (the model trained on them before they were "
+                  "edited); their rows say so (extra.in_sample) and the window shows it", file=sys.stderr)
     return 0
 
 
