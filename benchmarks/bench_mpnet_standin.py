@@ -52,6 +52,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default="/tmp/mpnet_standin")
     ap.add_argument("--questions", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--reuse", action="store_true", help="keep the graphs already under --work (no new export)")
     args = ap.parse_args(argv)
     import onnxruntime as ort
     import torch
@@ -70,16 +71,17 @@ def main(argv=None) -> int:
     qs = race_dev_questions(args.questions)
     enc = {f: formatting.encode_questions(tok, qs, f, 512) for f in ("standard", "shortcut")}
     report = {"STAND-IN": "pretrained MPNet + untrained scorer; answers are meaningless"}
-    t = time.time()
-    sample = formatting.encode_questions(tok, qs[:2], "shortcut", 64)
-    E.export_onnx(model, work / "fp32.onnx", sample)
-    report["export_s"] = round(time.time() - t, 1)
-    report["fused"] = E.optimize(work / "fp32.onnx", work / "fp32.opt.onnx", 12, 768)
-    print(json.dumps(report), flush=True)
-    report["cpu_layout"] = E.cpu_layout(work / "fp32.opt.onnx", work / "fp32.cpu.onnx")
-    print(json.dumps({"cpu_layout": report["cpu_layout"]}), flush=True)
-    E.quantize_int8(work / "fp32.opt.onnx", work / "int8.dynamic.onnx")
-    weight_only_int8(work / "fp32.opt.onnx", work / "int8.weightonly.onnx")
+    if not (args.reuse and (work / "int8.weightonly.onnx").is_file()):
+        t = time.time()
+        sample = formatting.encode_questions(tok, qs[:2], "shortcut", 64)
+        E.export_onnx(model, work / "fp32.onnx", sample)
+        report["export_s"] = round(time.time() - t, 1)
+        report["fused"] = E.optimize(work / "fp32.onnx", work / "fp32.opt.onnx", 12, 768)
+        print(json.dumps(report), flush=True)
+        report["cpu_layout"] = E.cpu_layout(work / "fp32.opt.onnx", work / "fp32.cpu.onnx")
+        print(json.dumps({"cpu_layout": report["cpu_layout"]}), flush=True)
+        E.quantize_int8(work / "fp32.opt.onnx", work / "int8.dynamic.onnx")
+        weight_only_int8(work / "fp32.opt.onnx", work / "int8.weightonly.onnx")
     graphs = {"fp32": work / "fp32.opt.onnx", "int8-dynamic": work / "int8.dynamic.onnx",
               "int8-weight-only": work / "int8.weightonly.onnx"}
     logits = {}
@@ -87,6 +89,7 @@ def main(argv=None) -> int:
         logits[(fmt, "torch")] = E.torch_logits(model, e, batch=4)
         for name, path in graphs.items():
             logits[(fmt, name)] = E.onnx_logits(path, e, batch=4)
+        print(f"logits of {fmt} done", flush=True)
     for fmt, e in enc.items():
         ref = logits[(fmt, "fp32")]
         report[f"{fmt}: fp32 ONNX vs torch, max |d logit|"] = float(np.max(np.abs(ref - logits[(fmt, "torch")])[e.option_mask]))
