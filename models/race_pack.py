@@ -1,4 +1,4 @@
-"""Pack the MPNet build's data into one gzipped JSONL file for the GPU machine (~22 MB).
+"""Pack the MPNet build's data into one gzipped JSONL file for the GPU machine (28.9 MB).
 
 Records as `models.data` writes them (`id, source, group, passage, stem, alternatives,
 key, role`), plus `level` for RACE:
