@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 TRAIN_ARGS = ["--crossfit", "1", "--formats", "standard,shortcut", "--pooling", "mean", "--lr", "3e-5",
-              "--batch-size", "32", "--max-tokens", str(32 * 4 * 512), "--epochs", "2", "--patience", "1",
+              "--batch-size", "32", "--max-tokens", str(32 * 4 * 512), "--epochs", "1", "--patience", "1",
               "--seed", "1", "--no-progress"]
 # the 1-GPU and N-GPU throughput runs read the same first questions of the pack: enough for
 # every rank's steps, without tokenizing all of RACE train twice more on the device's clock

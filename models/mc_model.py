@@ -180,9 +180,11 @@ class HFEncoder(nn.Module):
     def from_pretrained(cls, path: str | Path) -> "HFEncoder":
         from transformers import AutoModel
 
+        # fp32 master weights whatever the file holds: recent transformers load a checkpoint in
+        # its own dtype (our carried MPNet is fp16), and AdamW on fp16 weights gives NaN at once
         if model_type(path) in _NO_POOLER:
-            return cls(AutoModel.from_pretrained(str(path), add_pooling_layer=False))
-        return cls(AutoModel.from_pretrained(str(path)))
+            return cls(AutoModel.from_pretrained(str(path), add_pooling_layer=False).float())
+        return cls(AutoModel.from_pretrained(str(path)).float())
 
     @classmethod
     def from_config(cls, config: dict) -> "HFEncoder":
@@ -192,8 +194,8 @@ class HFEncoder(nn.Module):
         kind = cfg.pop("model_type")
         c = AutoConfig.for_model(kind, **cfg)
         if kind in _NO_POOLER:
-            return cls(AutoModel.from_config(c, add_pooling_layer=False))
-        return cls(AutoModel.from_config(c))
+            return cls(AutoModel.from_config(c, add_pooling_layer=False).float())
+        return cls(AutoModel.from_config(c).float())
 
     def config_dict(self) -> dict:
         return self.model.config.to_dict()
