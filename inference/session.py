@@ -183,6 +183,8 @@ class Runner:
         used = self.session.get_providers()[0]
         if provider == "CUDAExecutionProvider" and used != provider:
             reason = "CUDA provider present but no usable GPU answered; using the CPU instead"
+        # --device cuda that ends on the CPU: the commands print this on a line of its own
+        self.fallback = reason if device == "cuda" and used != "CUDAExecutionProvider" else None
         self.provider = used
         self.graph_file = path.name
         self.unpadded = graph_is_unpadded(self.session)

@@ -28,6 +28,8 @@ def register(sub) -> None:
     pr = s.add_parser("predict", help="answer and evidence for every question of an ExpMRC file")
     pr.add_argument("dataset", help="ExpMRC multiple-choice JSON (e.g. expmrc-race-dev.json)")
     pr.add_argument("-o", "--out", required=True, help="prediction file to write")
+    pr.add_argument("--force", action="store_true", help="replace OUT if it exists (a regular file only)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     pr.add_argument("--model", default=None, help=f"model directory (default: {DEFAULT_MODEL})")
     pr.add_argument("--evidence", default="idf-recall-options",
                     choices=("idf-recall-options", "most-similar-sentence-with-question", "most-similar-sentence"),
@@ -73,7 +75,8 @@ def run_evaluate(args) -> int:
 
 
 def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
-            log=print) -> dict[str, dict[str, str]]:
+            log=print, progress=None) -> dict[str, dict[str, str]]:
+    """{"<pid>-<j>": {"answer", "evidence"}}; `progress(done, total)` after each scored batch."""
     import numpy as np
 
     import inference
@@ -85,9 +88,11 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
     passages = {p.id: p for p in ds.passages}
     questions = [q for p in ds.passages for q in p.questions]
     model = inference.load_model(model_dir, device=device)
+    if model.fallback:
+        log(f"warning: {model.fallback}")
     log(model.message)
     # Items the model trained on get the out-of-fold model's answer (inference.out_of_fold).
-    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample)
+    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample, progress=progress)
     probs = {q.id: s.formats["standard"].probabilities for q, s in zip(questions, scores)}
     held_out = sum(s.formats["standard"].fold is not None for s in scores)
     log(f"{held_out} answers from out-of-fold predictions, {len(scores) - held_out} from the model")
@@ -105,15 +110,23 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 
 
 def run_predict(args) -> int:
+    from desktop.commands.outputs import check_output, write_atomically
+    from desktop.commands.progress import Progress
     from desktop.domain.errors import ModelError
 
+    out = check_output(args.out, args.force)  # before two minutes of scoring, not after
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")
-    preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
-                    log=lambda m: print(m, file=sys.stderr))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(preds, f, ensure_ascii=False, indent=1)
-    print(f"wrote {len(preds)} predictions to {args.out}", file=sys.stderr)
+    with Progress(0, "questions", quiet=args.no_progress, label="scoring") as bar:
+        preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
+                        log=lambda m: print(m, file=sys.stderr), progress=bar)
+    check_output(out, args.force)  # nothing appeared at OUT while the model ran
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(preds, f, ensure_ascii=False, indent=1)
+
+    write_atomically(out, write)
+    print(f"wrote {len(preds)} predictions to {out}", file=sys.stderr)
     return 0
