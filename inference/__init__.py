@@ -83,7 +83,8 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     try:
         tokenizer = formatting.load_tokenizer(directory / card.tokenizer)
     except Exception as exc:
-        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({exc})") from exc
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({why})") from exc
     runner = Runner(directory, card, device=device, precision=precision, threads=threads)
     return Model(directory, card, tokenizer, runner, out_of_fold.load(directory))
 
