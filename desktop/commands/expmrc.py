@@ -110,23 +110,29 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 
 
 def run_predict(args) -> int:
-    from desktop.commands.outputs import check_output, write_atomically
-    from desktop.commands.progress import Progress
-    from desktop.domain.errors import ModelError
+    import os
 
-    out = check_output(args.out, args.force)  # before two minutes of scoring, not after
+    from desktop.commands.paths import output_file
+    from desktop.commands.progress import Progress
+    from desktop.domain.errors import McqLensError, ModelError
+
+    out = output_file(args.out, args.force)  # before minutes of scoring, not after
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")
     with Progress(0, "questions", quiet=args.no_progress, label="scoring") as bar:
         preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
                         log=lambda m: print(m, file=sys.stderr), progress=bar)
-    check_output(out, args.force)  # nothing appeared at OUT while the model ran
-
-    def write(tmp: Path) -> None:
+    output_file(out, args.force)  # nothing else appeared at OUT while the model ran
+    # written beside OUT and renamed over it: a failed run leaves the old file, never half a file
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(preds, f, ensure_ascii=False, indent=1)
-
-    write_atomically(out, write)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"wrote {len(preds)} predictions to {out}", file=sys.stderr)
     return 0
