@@ -20,12 +20,30 @@ COMMANDS = (
 )
 
 
+def version() -> str:
+    """The installed distribution's version (package metadata), or the checkout's pyproject.toml."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("mcqlens")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, ValueError, KeyError):
+            return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcqlens",
         description="MCQ Lens: review multiple-choice reading-comprehension items "
         "(evidence, bases, difficulty, problems, shortcut-model probabilities).",
     )
+    parser.add_argument("--version", action="version", version=f"mcqlens {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"desktop.commands.{name}").register(sub)

@@ -77,6 +77,11 @@ class Model:
         """Which device and graph are used, and why (for the status line / log)."""
         return self.runner.message
 
+    @property
+    def fallback(self) -> str | None:
+        """Why the GPU asked for (device="cuda") is not used, or None."""
+        return getattr(self.runner, "fallback", None)
+
 
 def load_model(directory: str | Path, device: str = "auto", precision: str | None = None,
                threads: int | None = None) -> Model:
@@ -88,7 +93,8 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     try:
         tokenizer = formatting.load_tokenizer(directory / card.tokenizer)
     except Exception as exc:
-        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({exc})") from exc
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({why})") from exc
     runner = Runner(directory, card, device=device, precision=precision, threads=threads)
     return Model(directory, card, tokenizer, runner, out_of_fold.load(directory))
 
@@ -311,6 +317,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
             (p, pred, h, neff), = scores_from_logits(row, temperature)
             results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff, list(entry.logits), temperature,
                                                    fold=entry.fold)
+        done += len(held_out)
         todo = [i for i in range(n) if i not in held_out]
         texts = [formatting.encoder_texts(_passage_text(passages, questions[i], i), questions[i].stem,
                                           questions[i].alternatives, fmt, nota_index=nota[i]) for i in todo]

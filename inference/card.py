@@ -29,6 +29,7 @@ Card fields (JSON object)::
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,10 +89,61 @@ def card_from_json(data: dict[str, Any], where: str = CARD_FILE) -> ModelCard:
     if missing:
         raise ModelError(f"{where}: the model card lacks {', '.join(missing)}")
     known = set(ModelCard.__dataclass_fields__) - {"extra"}
+    check_types(data, where)
     card = ModelCard(**{k: v for k, v in data.items() if k in known},
                      extra={k: v for k, v in data.items() if k not in known})
     validate_card(card, where)
     return card
+
+
+# The JSON type of each field: a card with another type (a list for 'files', a string
+# for 'formats') is refused at load, naming the field, instead of failing somewhere later.
+_TEXT = ("name", "id", "backbone", "truncation", "cloze", "tokenizer", "pooling", "command", "created")
+_OBJECTS = ("temperature", "files", "training", "metrics")
+_TEXT_LISTS = ("formats", "inputs")
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def check_types(data: dict[str, Any], where: str = CARD_FILE) -> None:
+    """Every known field of a card has its JSON type; ModelError `<file>: field '<name>': ...` if not."""
+    def bad(name: str, expected: str, value) -> ModelError:
+        return ModelError(f"{where}: field '{name}' must be {expected}, got {_json_type(value)} ({value!r:.60})")
+
+    for name in _TEXT:
+        if name in data and not isinstance(data[name], str):
+            raise bad(name, "a string", data[name])
+    for name in ("name", "id"):
+        if name in data and not data[name].strip():
+            raise ModelError(f"{where}: field '{name}' is empty")
+    for name in _OBJECTS:
+        if name in data and not isinstance(data[name], dict):
+            raise bad(name, "an object", data[name])
+    for name in _TEXT_LISTS:
+        if name in data and not (isinstance(data[name], list) and all(isinstance(x, str) for x in data[name])):
+            raise bad(name, "a list of strings", data[name])
+    for name in ("max_length", "version"):
+        if name in data and (isinstance(data[name], bool) or not isinstance(data[name], int)):
+            raise bad(name, "an integer", data[name])
+    for fmt, t in data.get("temperature", {}).items():
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not t > 0:
+            raise ModelError(f"{where}: field 'temperature', format {fmt!r}: must be a positive finite number, "
+                             f"got {t!r:.60}")
+    for precision, name in data.get("files", {}).items():
+        if not isinstance(name, str):
+            raise ModelError(f"{where}: field 'files', {precision!r}: must be a file name, got {_json_type(name)}")
 
 
 def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:

@@ -297,7 +297,7 @@ def _stamp(source: Path) -> dict:
     return {"source": str(source.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "version": VERSION}
 
 
-def derive(source: str | Path, card) -> tuple[Path, str, bool]:
+def derive(source: str | Path, card, rebuild: bool = False) -> tuple[Path, str, bool]:
     """(graph to load, what was rewritten, whether it takes unpadded sequences only) for the CPU.
 
     The CPU layout of `source` is written once to the cache folder (via a .partial file
@@ -305,7 +305,9 @@ def derive(source: str | Path, card) -> tuple[Path, str, bool]:
     source is unchanged (same path, size and modification time; a source newer than the
     cached graph is always rebuilt).  When nothing is to be rewritten, `source` itself is
     returned (that finding is cached too).  Exceptions (no onnx, an unreadable graph, a
-    read-only cache) go to the caller, which falls back to the source graph.
+    read-only cache) go to the caller, which falls back to the source graph.  `rebuild`
+    ignores the cache: the caller found the cached graph damaged (ONNX Runtime could not
+    load it), so it is derived again and replaced.
     """
     source = Path(source)
     folder = cache_folder(card)
@@ -316,7 +318,7 @@ def derive(source: str | Path, card) -> tuple[Path, str, bool]:
         old = json.loads(stamp_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         old = None
-    if isinstance(old, dict) and {k: old.get(k) for k in stamp} == stamp:
+    if not rebuild and isinstance(old, dict) and {k: old.get(k) for k in stamp} == stamp:
         unpadded = bool(old.get("unpadded"))
         if old.get("graph") == "source":
             return source, old.get("summary", NOTHING), unpadded

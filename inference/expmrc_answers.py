@@ -16,12 +16,14 @@ class ExpmrcAnswers:
     in_sample: int  # answers of the model on items it trained on (no out-of-fold entry applied)
 
 
-def answers(model, questions: Sequence, passages, method: str, in_sample: bool = False) -> ExpmrcAnswers:
+def answers(model, questions: Sequence, passages, method: str, in_sample: bool = False,
+            progress=None) -> ExpmrcAnswers:
     """Answer (standard format) and evidence by `method` for every question, via `inference.score`."""
     import inference
     from desktop.domain.model import LETTERS
 
-    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample, evidence=method)
+    scores = inference.score(model, questions, passages, ["standard"], in_sample=in_sample, evidence=method,
+                             progress=progress)
     out = {}
     for s in scores:
         f = s.formats["standard"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -63,19 +64,42 @@ class OutOfFold:
 def load(directory: str | Path) -> OutOfFold | None:
     """The directory's out-of-fold predictions; None when it has none.
 
-    Rows without a fingerprint cannot be tied to an item's content and are skipped.
+    Rows without a fingerprint cannot be tied to an item's content and are skipped.  A
+    damaged file (cut short, not UTF-8, a field of the wrong type) is a ModelError that
+    names the file, the line and the field: serving the model's own in-sample output
+    instead would be silently wrong.
     """
+    from desktop.domain.errors import ModelError
+
     path = Path(directory) / FILE
     if not path.is_file():
         return None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the out-of-fold predictions ({exc.strerror or exc})") from None
     oof = OutOfFold()
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not row.get("fingerprint"):
-                continue
-            oof.entries[(row["id"], row["format"])] = Entry(
-                [float(x) for x in row["logits"]], row.get("fold"), row["fingerprint"])
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ModelError(f"{path}, line {n}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        except ValueError as exc:
+            raise ModelError(f"{path}, line {n}: not a JSON object ({exc}); the file is damaged or cut short") from None
+        if not isinstance(row, dict):
+            raise ModelError(f"{path}, line {n}: not a JSON object")
+        if not row.get("fingerprint"):
+            continue
+        entry_id, fmt, digest, logits, fold = (row.get(k) for k in ("id", "format", "fingerprint", "logits", "fold"))
+        for name, value in (("id", entry_id), ("format", fmt), ("fingerprint", digest)):
+            if not isinstance(value, str):
+                raise ModelError(f"{path}, line {n}, field {name}: must be a string, got {value!r:.60}")
+        if not (isinstance(logits, list) and logits and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in logits)):
+            raise ModelError(f"{path}, line {n}, field logits: must be a list of finite numbers, got {logits!r:.60}")
+        if fold is not None and (isinstance(fold, bool) or not isinstance(fold, int)):
+            raise ModelError(f"{path}, line {n}, field fold: must be an integer or null, got {fold!r:.60}")
+        oof.entries[(entry_id, fmt)] = Entry([float(x) for x in logits], fold, digest)
     return oof

@@ -178,11 +178,23 @@ class Runner:
             except ModelError as exc:
                 if cpu_path == path:
                     raise
-                layout = f"CPU layout not used: {exc}; the shipped graph runs as it is"
-                self.session = self._session(ort, path, providers, unpadded=False)
+                # the cached graph is damaged (cut short, overwritten): derive it again, once,
+                # instead of warning on every run that the shipped graph is used
+                rebuilt, layout, unpadded = self._cpu_layout(path, rebuild=True)
+                try:
+                    if rebuilt == path:
+                        raise exc
+                    self.session = self._session(ort, rebuilt, providers, unpadded)
+                    path = rebuilt
+                    layout = f"{layout} (the cached graph was damaged and is rebuilt)"
+                except ModelError as exc2:
+                    layout = f"CPU layout not used: {exc2}; the shipped graph runs as it is"
+                    self.session = self._session(ort, path, providers, unpadded=False)
         used = self.session.get_providers()[0]
         if provider == "CUDAExecutionProvider" and used != provider:
             reason = "CUDA provider present but no usable GPU answered; using the CPU instead"
+        # --device cuda that ends on the CPU: the commands print this on a line of its own
+        self.fallback = reason if device == "cuda" and used != "CUDAExecutionProvider" else None
         self.provider = used
         self.graph_file = path.name
         self.unpadded = graph_is_unpadded(self.session)
@@ -204,7 +216,7 @@ class Runner:
         if "logits" not in outputs:
             raise ModelError(f"{path}: the graph has no 'logits' output (it has {outputs})")
 
-    def _cpu_layout(self, path: Path) -> tuple[Path, str, bool]:
+    def _cpu_layout(self, path: Path, rebuild: bool = False) -> tuple[Path, str, bool]:
         """(graph to load, what was done or why not, whether it takes unpadded sequences
         only); the shipped graph when the rewrite fails — never raises."""
         from inference import cpu_graph
@@ -214,7 +226,7 @@ class Runner:
         if os.environ.get("MCQLENS_CPU_LAYOUT") == "0":
             return path, "CPU layout switched off (MCQLENS_CPU_LAYOUT=0)", False
         try:
-            derived, summary, unpadded = cpu_graph.derive(path, self.card)
+            derived, summary, unpadded = cpu_graph.derive(path, self.card, rebuild=rebuild)
         except Exception as exc:  # no onnx, an unreadable graph, a read-only cache: keep the shipped graph
             return path, f"CPU layout not derived ({_first_line(exc)}); the shipped graph runs as it is", False
         if derived == path:

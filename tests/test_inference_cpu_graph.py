@@ -159,12 +159,33 @@ def test_a_failed_derivation_falls_back_to_the_shipped_graph_with_the_reason(ite
     # a derived graph ONNX Runtime cannot load: the shipped graph, and the message says so
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache2"))
     monkeypatch.setattr(cpu_graph, "derive",
-                        lambda source, card: (_broken(tmp_path), "a broken rewrite", True))
+                        lambda source, card, rebuild=False: (_broken(tmp_path), "a broken rewrite", True))
     m = inference.load_model(TINY, device="cpu")
     assert m.runner.graph_file == "model.int8.onnx" and "CPU layout not used" in m.message
     monkeypatch.setenv("MCQLENS_CPU_LAYOUT", "0")
     m = inference.load_model(TINY, device="cpu")
     assert m.runner.graph_file == "model.int8.onnx" and "switched off" in m.message
+
+
+def test_a_damaged_cached_graph_is_rebuilt_once(items, tmp_path, monkeypatch):
+    """A cached CPU-layout graph cut short (a full disk, a copy interrupted) is derived
+    again and replaced, not reported on every run."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = inference.load_model(TINY, device="cpu")
+    cached = cpu_graph.cache_folder(first.card) / first.runner.graph_file
+    assert cached.is_file() and first.runner.unpadded
+    good = cached.read_bytes()
+    cached.write_bytes(good[: len(good) // 3])
+    again = inference.load_model(TINY, device="cpu")
+    assert again.runner.graph_file == cached.name and again.runner.unpadded
+    assert "the cached graph was damaged and is rebuilt" in again.message
+    assert "CPU layout not used" not in again.message
+    assert cached.stat().st_size == len(good)
+    assert not list(cached.parent.glob("*.partial"))  # written through a temporary file, renamed
+    third = inference.load_model(TINY, device="cpu")
+    assert "damaged" not in third.message and third.runner.graph_file == cached.name
+    enc = encode(TINY, items[:10], "standard")
+    assert same(third.runner.logits(enc), padded_logits(TINY / "model.int8.onnx", enc), enc.option_mask)
 
 
 def _broken(tmp_path) -> Path:

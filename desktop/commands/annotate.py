@@ -75,7 +75,24 @@ def _one(store, line: str, change_cls) -> str:
         raise StoreError(f"missing {', '.join(missing)} (expected item, field, value)")
     if not isinstance(obj["item"], str) or not isinstance(obj["field"], str):
         raise StoreError("item and field must be texts")
+    if not _known(obj["field"]):
+        raise StoreError(f"item {obj['item']}, field {obj['field']}: unknown field; known fields: {known_fields()}")
     change = change_cls(item=obj["item"], field=obj["field"], value=obj["value"], annotator=who)
     # "expect": the value the script last saw; refused if another program changed it since
     hid = store.apply(change, expect=obj["expect"]) if "expect" in obj else store.apply(change)
     return f"ok {hid}"
+
+
+def _known(field: str) -> bool:
+    from desktop.domain.changes import FIELDS
+    from desktop.domain.difficulty import VARIABLES
+
+    return field in FIELDS or (field.startswith("difficulty.") and field.split(".", 1)[1] in VARIABLES)
+
+
+def known_fields() -> str:
+    """The fields a line may set, as a list for the error message."""
+    from desktop.domain.changes import FIELDS
+    from desktop.domain.difficulty import VARIABLES
+
+    return ", ".join(FIELDS) + ", difficulty.<" + "|".join(VARIABLES) + ">"

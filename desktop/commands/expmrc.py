@@ -28,6 +28,8 @@ def register(sub) -> None:
     pr = s.add_parser("predict", help="answer and evidence for every question of an ExpMRC file")
     pr.add_argument("dataset", help="ExpMRC multiple-choice JSON (e.g. expmrc-race-dev.json)")
     pr.add_argument("-o", "--out", required=True, help="prediction file to write")
+    pr.add_argument("--force", action="store_true", help="replace OUT if it exists (a regular file only)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     pr.add_argument("--model", default=None, help=f"model directory (default: {DEFAULT_MODEL})")
     pr.add_argument("--evidence", default="idf-recall-options",
                     choices=("idf-recall-options", "most-similar-sentence-with-question", "most-similar-sentence"),
@@ -73,7 +75,8 @@ def run_evaluate(args) -> int:
 
 
 def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
-            log=print) -> dict[str, dict[str, str]]:
+            log=print, progress=None) -> dict[str, dict[str, str]]:
+    """{"<pid>-<j>": {"answer", "evidence"}}; `progress(done, total)` after each scored batch."""
     import inference
     from desktop.formats import expmrc
     from inference.expmrc_answers import answers
@@ -82,11 +85,13 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
     passages = {p.id: p for p in ds.passages}
     questions = [q for p in ds.passages for q in p.questions]
     model = inference.load_model(model_dir, device=device)
+    if model.fallback:
+        log(f"warning: {model.fallback}")
     log(model.message)
     # The one scoring path: answer and evidence come from `inference.score`, as `mcqlens
     # score` stores them.  Items the model trained on get the out-of-fold model's answer
     # (inference.out_of_fold) unless --in-sample.
-    got = answers(model, questions, passages, method, in_sample)
+    got = answers(model, questions, passages, method, in_sample, progress=progress)
     log(f"{got.out_of_fold} answers from out-of-fold predictions, {len(got.predictions) - got.out_of_fold} "
         "from the model" + (f" ({got.in_sample} of them in-sample: the model trained on those items)"
                             if got.in_sample else ""))
@@ -94,15 +99,29 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 
 
 def run_predict(args) -> int:
-    from desktop.domain.errors import ModelError
+    import os
 
+    from desktop.commands.paths import output_file
+    from desktop.commands.progress import Progress
+    from desktop.domain.errors import McqLensError, ModelError
+
+    out = output_file(args.out, args.force)  # before minutes of scoring, not after
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")
-    preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
-                    log=lambda m: print(m, file=sys.stderr))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(preds, f, ensure_ascii=False, indent=1)
-    print(f"wrote {len(preds)} predictions to {args.out}", file=sys.stderr)
+    with Progress(0, "questions", quiet=args.no_progress, label="scoring") as bar:
+        preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
+                        log=lambda m: print(m, file=sys.stderr), progress=bar)
+    output_file(out, args.force)  # nothing else appeared at OUT while the model ran
+    # written beside OUT and renamed over it: a failed run leaves the old file, never half a file
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(preds, f, ensure_ascii=False, indent=1)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {len(preds)} predictions to {out}", file=sys.stderr)
     return 0

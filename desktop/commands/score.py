@@ -62,6 +62,8 @@ def run(args) -> int:
         raise ModelError(f"no model is installed at {DEFAULT_MODEL}; train one (`mcqlens train`) or pass "
                          "--model DIR (a directory with card.json, tokenizer.json and an .onnx graph)")
     model = inference.load_model(model_dir, device=args.device)
+    if model.fallback:
+        print(f"warning: {model.fallback}", file=sys.stderr)
     print(f"model {model.id} ({model.card.name}): {model.message}", file=sys.stderr)
     formats = _formats(args.formats, model.formats)
 

@@ -8,6 +8,7 @@ formatting puts it in place of the question for cloze stems, as the seed does.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -39,6 +40,8 @@ def load_models(directories: Sequence[str], fmt: str | None = None, device: str 
     out, seen = [], set()
     for d in directories:
         model = inference.load_model(d, device=device)
+        if model.fallback:  # --device cuda that ends on the CPU is said on a line of its own
+            print(f"warning: {model.fallback}", file=sys.stderr)
         chosen = fmt or (PREFERRED_FORMAT if PREFERRED_FORMAT in model.formats else model.formats[0])
         if chosen not in model.formats:
             raise ModelError(f"model {d} was not trained for the {chosen} format "

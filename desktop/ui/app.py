@@ -53,26 +53,46 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
 
+    if QApplication.instance() is None:
+        from desktop.ui.display import problem
+
+        why = problem()  # Qt would abort the process: say why, in one line, before it tries
+        if why:
+            raise McqLensError(why)
     app = application()
     s = settings()
     name = annotator_name(default_annotator(), annotator, s, ask=screenshot is None)
     backend = Backend.open(db, annotator=name)
-    window = MainWindow(backend, settings=s, facts=screenshot is None)
-    if item and not window.go_to(item):
+    try:
+        # before the window starts its threads (the model panel loads the model in one)
+        if item and item not in {row.item_id for row in backend.items()}:
+            raise McqLensError(f"no item {item!r} in {db}")
+        window = MainWindow(backend, settings=s, facts=screenshot is None)
+    except BaseException:
         backend.close()
-        raise McqLensError(f"no item {item!r} in {db}")
-    if tab and not window.show_tab(tab):
-        backend.close()
-        raise McqLensError(f"no tab {tab!r}; one of: {', '.join(window.tab_names())}")
-    if screenshot:
-        window.resize(*size)
+        raise
+    try:
+        if item and not window.go_to(item):
+            raise McqLensError(f"no item {item!r} in {db}")
+        if tab and not window.show_tab(tab):
+            raise McqLensError(f"no tab {tab!r}; one of: {', '.join(window.tab_names())}")
+        if screenshot:
+            window.resize(*size)
+            window.show()
+            window.render_to(screenshot)
+            print(f"wrote {screenshot}")
+            return 0
         window.show()
-        window.render_to(screenshot)
-        window.close()
+        return app.exec()
+    finally:
+        shut_down(window)
         backend.close()
-        print(f"wrote {screenshot}")
-        return 0
-    window.show()
-    code = app.exec()
-    backend.close()
-    return code
+
+
+def shut_down(window) -> None:
+    """Close the window and wait for its threads: a thread still inside ONNX Runtime when
+    Python exits ends the process with "terminate called without an active exception"."""
+    window.close()
+    review = getattr(window, "model_review", None)
+    if review is not None:
+        review.stop(timeout=60)  # loading a model takes seconds; never hang on exit

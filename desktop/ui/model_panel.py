@@ -551,8 +551,9 @@ class ModelReview(QObject):
             self.worker.stop()
         return False
 
-    def stop(self) -> None:
-        self.worker.stop()
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the model's thread; wait `timeout` seconds for it (None: until it has ended)."""
+        self.worker.stop(timeout)
 
 
 def install(window, model_dir: str | Path | None = None) -> ModelReview | None:

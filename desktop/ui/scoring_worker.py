@@ -93,7 +93,7 @@ class ScoringWorker(QObject):
     def batch_running(self) -> bool:
         return self._batch is not None or self._batch_running
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float | None = 5.0) -> None:
         with self._cond:
             self._stop = True
             self._item_gen += 1

@@ -1,0 +1,111 @@
+"""Installed from a wheel, the product behaves as it does from the checkout.
+
+The wheel is built from a copy of the files pyproject.toml packages (so no stale build/
+folder of the checkout leaks in), installed into a fresh virtual environment that sees
+the system's packages for its dependencies (nothing is downloaded), and run from an
+empty folder without PYTHONPATH: the wheel's own files are imported, not the checkout's
+(checked).  The default model then scores ExpMRC questions it trained on (answered from
+its out-of-fold file, which the wheel must carry) and an edited copy of them (answered
+by the model itself) exactly as the checkout does.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = ROOT / ".." / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
+
+pytestmark = pytest.mark.slow
+
+# Run by the installed package and by the checkout: what the default model says.
+SCORE = r"""
+import json, sys
+import desktop, inference
+from desktop.commands.expmrc import DEFAULT_MODEL
+from desktop.formats import expmrc
+
+ds = expmrc.read(sys.argv[1])
+questions = [q for p in ds.passages for q in p.questions]
+model = inference.load_model(DEFAULT_MODEL, device="cpu")
+scores = inference.score(model, questions, {p.id: p for p in ds.passages}, ["standard", "shortcut"])
+print(json.dumps({
+    "desktop": desktop.__file__, "inference": inference.__file__, "model": str(DEFAULT_MODEL),
+    "scores": {s.item_id: {f: [v.probabilities, v.fold] for f, v in s.formats.items()} for s in scores},
+}))
+"""
+
+
+def _dataset(tmp: Path) -> Path:
+    """Two ExpMRC passages the default model trained on, and an edited copy of the first."""
+    data = json.loads(DEV.read_text(encoding="utf-8"))
+    keep = data["data"][:2]
+    copy = json.loads(json.dumps(keep[0]))
+    copy["id"] = "edited-copy"
+    copy["questions"] = [q + " (edited)" for q in copy["questions"]]
+    path = tmp / "items.json"
+    path.write_text(json.dumps({"version": data.get("version"), "data": keep + [copy]}), encoding="utf-8")
+    return path
+
+
+def _clean_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def test_the_wheel_carries_what_the_runtime_reads_and_scores_as_the_checkout(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for package in ("desktop", "inference", "models"):
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = _clean_env()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "dist"), str(src)], check=True, cwd=tmp_path, env=env, timeout=300)
+    wheel, = (tmp_path / "dist").glob("mcqlens-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                   check=True, env=env, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                    "--no-index", str(wheel)], check=True, cwd=tmp_path, env=env, timeout=300)
+    installed = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    # every file of the checkout's model directory is in the installed package
+    shipped = sorted(p.name for p in (ROOT / "models" / "default").iterdir() if p.is_file())
+    assert sorted(p.name for p in (installed / "models" / "default").iterdir()) == shipped
+    assert "oof_predictions.jsonl" in shipped
+
+    run_dir = tmp_path / "elsewhere"
+    run_dir.mkdir()
+    items = _dataset(tmp_path)
+    version = subprocess.run([str(venv / "bin" / "mcqlens"), "--version"], capture_output=True, text=True,
+                             cwd=run_dir, env=env, timeout=60, check=True)
+    assert version.stdout.strip() == "mcqlens 0.1.0"
+    got = subprocess.run([str(python), "-c", SCORE, str(items)], capture_output=True, text=True, cwd=run_dir,
+                         env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache-wheel")}, timeout=300)
+    assert got.returncode == 0, got.stderr[-2000:]
+    wheel_run = json.loads(got.stdout)
+    for key in ("desktop", "inference", "model"):
+        assert Path(wheel_run[key]).resolve().is_relative_to(installed.resolve()), (key, wheel_run[key])
+
+    here = subprocess.run([sys.executable, "-c", SCORE, str(items)], capture_output=True, text=True, cwd=ROOT,
+                          env={**env, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-checkout")},
+                          timeout=300)
+    assert here.returncode == 0, here.stderr[-2000:]
+    checkout = json.loads(here.stdout)
+    assert Path(checkout["desktop"]).resolve().is_relative_to(ROOT.resolve())
+
+    assert wheel_run["scores"] == checkout["scores"]
+    folds = {qid: {f: v[1] for f, v in s.items()} for qid, s in wheel_run["scores"].items()}
+    trained = [qid for qid in folds if not qid.startswith("edited-copy")]
+    edited = [qid for qid in folds if qid.startswith("edited-copy")]
+    assert trained and edited
+    # the items the model trained on are answered out of fold, the edited copies by the model
+    assert all(folds[q][f] is not None for q in trained for f in ("standard", "shortcut"))
+    assert all(folds[q][f] is None for q in edited for f in ("standard", "shortcut"))
