@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from desktop.domain.errors import McqLensError
@@ -39,13 +40,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so a closed pipe is met inside the handler below, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
     except McqLensError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_went_away() -> int:
+    """`mcqlens stats | head`: the reader closed the pipe.  Not an error of ours: no
+    traceback, and stdout goes to /dev/null so the interpreter's last flush stays quiet.
+    The status is the shell's for a command ended by SIGPIPE (128 + 13)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":

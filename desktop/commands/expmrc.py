@@ -44,8 +44,10 @@ def register(sub) -> None:
 
 
 def _load_json(path: str, what: str):
+    from desktop.commands.paths import input_file
     from desktop.domain.errors import InputError
 
+    input_file(path, what=f"{what} file")  # a pipe or device would never end
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -107,6 +109,9 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 def run_predict(args) -> int:
     from desktop.domain.errors import ModelError
 
+    from desktop.commands.paths import input_file
+
+    input_file(args.dataset, what="dataset file")
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")

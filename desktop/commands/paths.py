@@ -1,0 +1,85 @@
+"""The checks every command makes on the paths it is given, before doing any work.
+
+One function per job: `input_file` for what a command reads (import, merge, expmrc
+evaluate): it must exist and be a regular file or a folder, never a device, pipe or
+socket that could be read forever; `output_file` / `output_folder` for what a command
+writes: checked BEFORE the work (a merge is committed, a report computed, only after),
+so a bad output path costs nothing.  `--force` replaces only a regular file (or, for a
+RACE folder export, a folder holding nothing but .txt files): never a device node, a
+pipe, a link or someone's folder.
+"""
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from desktop.domain.errors import InputError, McqLensError
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def input_file(path: str | Path, folders: bool = False, what: str = "file", verb: str = "read") -> Path:
+    """`path` exists and is a regular file (or a folder, if `folders`); else one InputError line
+    (a pipe would block the command forever, a device such as /dev/zero never end)."""
+    p = Path(path)
+    try:
+        mode = p.stat().st_mode  # follows links: a link to a regular file is read as that file
+    except FileNotFoundError:
+        raise InputError(str(p), None, None, f"no such {what}") from None
+    except OSError as exc:
+        raise InputError(str(p), None, None, f"cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
+        return p
+    raise InputError(str(p), None, None, f"not a regular file (a device, pipe or socket cannot be {verb})")
+
+
+def output_file(path: str | Path, force: bool | None = None) -> Path:
+    """`path` can be written: its folder exists; if it exists it is a regular file and
+    `force` is true (`force=None`: a command without --force that overwrites regular files)."""
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise McqLensError(f"cannot write {p}: folder {p.parent} does not exist")
+    try:
+        mode = p.lstat().st_mode
+    except FileNotFoundError:
+        return p
+    if not stat.S_ISREG(mode):
+        raise McqLensError(f"cannot write {p}: it exists and is {_kind(mode)}, not a regular file; not replaced")
+    if force is False:
+        raise McqLensError(f"{p} exists; add --force to overwrite it")
+    return p
+
+
+def output_folder(path: str | Path, force: bool | None = None, export_suffix: str | None = None) -> Path:
+    """A folder to write into (created later by the command, parents included): it does not
+    exist or is a folder.  With `export_suffix` (a folder export replaced whole) an existing
+    folder needs `force` and may hold only regular files of that suffix (a previous export)."""
+    p = Path(path)
+    try:
+        mode = p.lstat().st_mode
+    except FileNotFoundError:
+        return p
+    if not stat.S_ISDIR(mode):
+        raise McqLensError(f"cannot write into {p}: it exists and is {_kind(mode)}, not a folder")
+    if export_suffix is None:
+        return p
+    if force is False:
+        raise McqLensError(f"{p} exists; add --force to overwrite it")
+    for entry in p.rglob("*"):
+        m = entry.lstat().st_mode
+        if not (stat.S_ISDIR(m) or (stat.S_ISREG(m) and entry.suffix == export_suffix)):
+            raise McqLensError(f"cannot replace the folder {p}: {entry} is not an exported {export_suffix} file "
+                               "(only a previous export is replaced with --force)")
+    return p
