@@ -34,17 +34,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, so a closed pipe is met inside the handler below, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
+    except SystemExit:  # --help, usage errors: argparse printed, then exits
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_went_away()
+        raise
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
     try:
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()  # here, so a closed pipe is met inside the handler below, not at exit
-        return code
-    except BrokenPipeError:
-        return _reader_went_away()
+        return int(args.func(args) or 0)
     except McqLensError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
