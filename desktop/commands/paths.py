@@ -27,6 +27,8 @@ def _kind(mode: int) -> str:
         return "a symbolic link"
     if stat.S_ISDIR(mode):
         return "a folder"
+    if stat.S_ISREG(mode):
+        return "a file"
     return "not a regular file"
 
 
