@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from desktop.domain.errors import McqLensError
@@ -51,6 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, so a closed pipe is met inside the handler below, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
+    except SystemExit:  # --help, usage errors: argparse printed, then exits
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _reader_went_away()
+        raise
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -64,6 +80,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_went_away() -> int:
+    """`mcqlens stats | head`: the reader closed the pipe.  Not an error of ours: no
+    traceback, and stdout goes to /dev/null so the interpreter's last flush stays quiet.
+    The status is the shell's for a command ended by SIGPIPE (128 + 13)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":

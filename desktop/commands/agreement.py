@@ -37,17 +37,25 @@ def run(args) -> int:
     from desktop.reports.agreement_html import render
     from desktop.store import Store
 
+    from desktop.commands import paths
+
     if not Path(args.db).exists():
         raise StoreError(f"{args.db}: no such database (import something first: mcqlens import FILE --db DB)")
-    store = Store.open(args.db)
+    out = paths.output_folder(args.output)  # checked before the work
+    if out.is_dir():
+        for name in ("agreement.json", "agreement.html"):
+            paths.output_file(out / name)  # overwritten if regular files; a folder or device in the way: refused
+    store = Store.open(args.db, read_only=True)
     try:
         report = agreement_report(store, args.source)
     finally:
         store.close()
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "agreement.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    (out / "agreement.html").write_text(render(report), encoding="utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "agreement.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        (out / "agreement.html").write_text(render(report), encoding="utf-8")
+    except OSError as exc:
+        raise StoreError(f"cannot write {out}: {exc.strerror or exc}") from exc
     o = report["overall"]
     ev = o["evidence_f1"]
     print(f"{o['items']} items with at least two annotators; evidence F1 "

@@ -46,8 +46,10 @@ def register(sub) -> None:
 
 
 def _load_json(path: str, what: str):
+    from desktop.commands.paths import input_file
     from desktop.domain.errors import InputError
 
+    input_file(path, what=f"{what} file")  # a pipe or device would never end
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -101,10 +103,11 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 def run_predict(args) -> int:
     import os
 
-    from desktop.commands.paths import output_file
+    from desktop.commands.paths import input_file, output_file
     from desktop.commands.progress import Progress
     from desktop.domain.errors import McqLensError, ModelError
 
+    input_file(args.dataset, what="dataset file")
     out = output_file(args.out, args.force)  # before minutes of scoring, not after
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():

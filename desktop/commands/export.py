@@ -36,18 +36,22 @@ def run(args) -> int:
     from desktop.domain.errors import McqLensError
     from desktop.store import Store
 
+    from desktop.commands import paths
+
     out = Path(args.output)
-    if (out.exists() or out.is_symlink()) and not args.force:
-        raise McqLensError(f"{out} exists; add --force to overwrite it")
-    if not out.parent.exists():
+    if not out.parent.is_dir():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
     if args.kind == "predictions":
         from desktop.commands import export_predictions
 
         return export_predictions.run(args)
+    if args.kind == "race" and not out.suffix:  # a folder of .txt files, replaced whole
+        paths.output_folder(out, args.force, export_suffix=".txt")
+    else:  # --force replaces a regular file, never a device, pipe, link or folder
+        paths.output_file(out, args.force)
     # race and csv take every stored item (RACE is the common core of all sources)
     source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
-    with Store.open(args.db, create=False) as store:
+    with Store.open(args.db, read_only=True) as store:
         datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
         # Adjudicated work wins: the writers prefer the gold layer field by field.
         preferred = args.annotator or ("gold" if "gold" in store.annotators() else None)

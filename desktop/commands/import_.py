@@ -38,9 +38,10 @@ def _read(formats, path: str, fmt: str):
     """formats.read, with the failures of hostile files turned into the one-line error."""
     from desktop.domain.errors import InputError, McqLensError
 
-    if os.path.exists(path) and not (os.path.isdir(path) or os.path.isfile(path)):
+    if os.path.exists(path):
         # a device or pipe has no size to check against the cap and may never end (/dev/zero)
-        raise InputError(path, None, None, "not a regular file (a device, pipe or socket cannot be imported)")
+        from desktop.commands.paths import input_file
+        input_file(path, folders=True, verb="imported")
     try:
         return formats.read(path, fmt)
     except McqLensError:

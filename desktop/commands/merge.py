@@ -287,7 +287,8 @@ def read_other(path: str) -> tuple[list[Dataset], Incoming]:
                 if q.answerability is not None:
                     incoming.answerability[q.id] = {DEFAULT_ANNOTATOR: q.answerability}
         return datasets, incoming
-    other = Store.open(path)
+    # read-only: the colleague's file is never created, migrated or switched to WAL
+    other = Store.open(path, read_only=True)
     try:
         datasets = other.load_datasets()
         incoming = Incoming(from_store=True)
@@ -350,16 +351,21 @@ def run(args) -> int:
     from desktop.domain.errors import StoreError
     from desktop.store import Store
 
+    from desktop.commands import paths
+
     if not Path(args.other).exists():
         raise StoreError(f"{args.other}: no such file")
+    paths.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
     if Path(args.other).resolve() == Path(args.db).resolve():
         raise StoreError(f"{args.other}: cannot merge a store into itself")
+    if args.conflicts:  # checked before the merge is committed, not after
+        paths.output_file(args.conflicts)
     datasets, notes = read_other(args.other)
     if args.annotator:
         _rename(datasets, args.annotator)
         _rename_incoming(notes, args.annotator)
     label = args.label or Path(args.other).stem
-    store = Store.open(args.db)
+    store = Store.open(args.db, read_only=args.dry_run)  # --dry-run writes nothing, anywhere
     try:
         plan = (plan_merge(store, datasets, label, notes) if args.dry_run
                 else merge(store, datasets, label, notes))
@@ -374,5 +380,10 @@ def run(args) -> int:
     for s in plan.skipped:
         print(f"skipped: item {s['item']}: {s['reason']}")
     if args.conflicts:
-        Path(args.conflicts).write_text(json.dumps([asdict(c) for c in plan.conflicts], indent=1), encoding="utf-8")
+        try:
+            Path(args.conflicts).write_text(json.dumps([asdict(c) for c in plan.conflicts], indent=1),
+                                            encoding="utf-8")
+        except OSError as exc:
+            raise StoreError(f"the merge was saved, but the conflicts could not be written to {args.conflicts}: "
+                             f"{exc.strerror or exc}") from exc
     return 0

@@ -97,7 +97,7 @@ def load_passages(args, path: str | None):
     if args.db:
         from desktop.store import Store
 
-        store = Store.open(args.db, create=False)
+        store = Store.open(args.db, read_only=True)
         try:
             datasets = store.load_datasets(source=args.source)
         finally:

@@ -22,9 +22,12 @@ def run(args) -> int:
     from desktop.reports.corpus_report import write_report
     from desktop.store import Store
 
+    from desktop.commands import paths
+
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
-    with Store.open(args.db, create=False) as store:
+    paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later
+    with Store.open(args.db, read_only=True) as store:
         datasets = store.load_datasets(source=args.source, annotator=args.annotator)
     if not any(True for ds in datasets for _ in ds.questions()):
         raise StoreError(f"{args.db}: no questions to report on")

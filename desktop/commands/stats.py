@@ -14,12 +14,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from desktop.store import Store
 
-    with Store.open(args.db, create=False) as store:
+    with Store.open(args.db, read_only=True) as store:
         s = store.stats()
+        note = (f"schema {store.migrated_from}, read through an upgraded copy in memory; the file is unchanged"
+                if store.upgraded_in_memory else f"schema {s['schema_version']}")
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))
         return 0
-    print(f"database: {args.db} (schema {s['schema_version']})")
+    print(f"database: {args.db} ({note})")
     statuses = list(s["status"])
     header = f"{'source':<12}{'files':>6}{'texts':>7}{'passages':>9}{'questions':>10}" + "".join(
         f"{st:>13}" for st in statuses)

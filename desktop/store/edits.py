@@ -10,13 +10,13 @@ Every field has a *state* that can be read and written back:
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from desktop.domain.changes import STATUSES, Change, is_known_field
 from desktop.domain.errors import StoreError
 from desktop.domain.model import ANSWERABILITY, BASIS, HUMAN, IMPORTED, ORIGINS, ROLES
 
+from .decode import loads
 from .imports import dumps, now
 
 ASSESSMENT_COLUMNS = ("text_format", "multiple_texts", "unit_type")
@@ -52,7 +52,7 @@ def get_state(conn, item: str, field: str, annotator: str, target: int | None = 
         return row[0] if row else None
     if field.startswith("difficulty."):
         values = _assessment(conn, item, annotator)
-        return None if values is None else json.loads(values["values"]).get(field.split(".", 1)[1])
+        return None if values is None else loads(values["values"], "assessments", "values", item, dict).get(field.split(".", 1)[1])
     if field in ASSESSMENT_COLUMNS:
         values = _assessment(conn, item, annotator)
         if values is None or values[field] is None:
@@ -82,7 +82,7 @@ def _row(conn, table: str, keys: tuple, row_id: int | None) -> dict | None:
     if row is None:
         return None
     out = dict(zip(keys, row))
-    out["extra"] = json.loads(out["extra"])
+    out["extra"] = loads(out["extra"], table, "extra", row_id, dict)
     return out
 
 
@@ -126,7 +126,7 @@ def _set_assessment(conn, item: str, field: str, annotator: str, state: Any) -> 
         row = {"id": cur.lastrowid, "values": "{}", "text_format": None, "multiple_texts": None,
                "unit_type": None, "origin": HUMAN}
     if field.startswith("difficulty."):
-        values = json.loads(row["values"])
+        values = loads(row["values"], "assessments", "values", row["id"], dict)
         var = field.split(".", 1)[1]
         if state is None:
             values.pop(var, None)
@@ -168,7 +168,7 @@ def plan_change(conn, change: Change, annotator: str) -> tuple[Any, Any, int | N
     q = conn.execute("SELECT passage_id, alternatives FROM questions WHERE id=?", (item,)).fetchone()
     if q is None:
         raise StoreError(f"unknown item {item!r}")
-    n_alternatives = len(json.loads(q[1]))
+    n_alternatives = len(loads(q[1], "questions", "alternatives", item, list))
     text_len = conn.execute("SELECT length(text) FROM passages WHERE id=?", (q[0],)).fetchone()[0]
     target = None
     if field == "comment":

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-import json
 import os
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from desktop.domain.changes import Change
@@ -17,6 +15,7 @@ from desktop.domain.model import (DEFAULT_ANNOTATOR, IMPORTED, Assessment, Datas
 
 from . import conflicts, edits, imports
 from .connection import Connection
+from .decode import loads
 from .rows import HistoryRow, ImportResult, ItemRow
 
 
@@ -44,17 +43,16 @@ class Store:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike, annotator: str | None = None, create: bool = True) -> "Store":
+    def open(cls, path: str | os.PathLike, annotator: str | None = None, create: bool = True,
+             read_only: bool = False) -> "Store":
         """Open (creating on first use unless `create=False`) the database at `path`;
-        upgrades an older schema after writing `<path>.bak-v<N>` next to it."""
-        p = Path(path)
-        if not create and not p.exists():
-            raise StoreError(f"no database at {p}; import files first: mcqlens import PATH --db {p}")
-        if p.is_dir():
-            raise StoreError(f"{p} is a folder, not a database file")
-        if not p.parent.exists():
-            raise StoreError(f"cannot create database {p}: folder {p.parent} does not exist")
-        return cls(Connection(str(p)), annotator)
+        upgrades an older schema after writing `<path>.bak-v<N>` next to it.
+
+        `read_only=True` (every command that only reads): the file is opened with SQLite's
+        `mode=ro` and never created, migrated or switched to WAL; an older schema is read
+        through an upgraded copy in memory.  A file that is not an MCQ Lens database is
+        refused (StoreError) before anything is written to it, in either mode."""
+        return cls(Connection(os.fspath(path), read_only=read_only, create=create), annotator)
 
     @classmethod
     def memory(cls, annotator: str | None = None) -> "Store":
@@ -64,6 +62,16 @@ class Store:
     @property
     def path(self) -> str:
         return self._c.path
+
+    @property
+    def read_only(self) -> bool:
+        """Opened for reading only: every write raises StoreError("read-only: ...")."""
+        return self._c.read_only
+
+    @property
+    def upgraded_in_memory(self) -> bool:
+        """An older schema opened read-only: what is read comes from an upgraded copy in memory."""
+        return self._c.in_memory_copy
 
     def close(self) -> None:
         self._c.close()
@@ -141,14 +149,16 @@ class Store:
         sql = "SELECT id, source, extra FROM datasets" + (" WHERE " + " AND ".join(where) if where else "")
         out = []
         for ds in self._c.query(sql + " ORDER BY id", params):
-            dataset = Dataset(source=ds["source"], extra=json.loads(ds["extra"]))
+            dataset = Dataset(source=ds["source"], extra=loads(ds["extra"], "datasets", "extra", ds["id"], dict))
             passages = {}
             for r in self._c.query(
                     "SELECT dp.passage_id, dp.source, dp.split, dp.level, dp.extra, p.text FROM dataset_passages dp "
                     "JOIN passages p ON p.id = dp.passage_id WHERE dp.dataset_id=? ORDER BY dp.position",
                     (ds["id"],)):
                 passages[r["passage_id"]] = Passage(id=r["passage_id"], text=r["text"], source=r["source"],
-                                                    split=r["split"], level=r["level"], extra=json.loads(r["extra"]))
+                                                    split=r["split"], level=r["level"],
+                                                    extra=loads(r["extra"], "dataset_passages", "extra",
+                                                                r["passage_id"], dict))
             for q in self._questions("q.dataset_id = ?", [ds["id"]], annotator):
                 passages[q.passage_id].questions.append(q)
             dataset.passages = list(passages.values())
@@ -171,7 +181,7 @@ class Store:
             raise StoreError(f"unknown passage {passage_id!r}")
         r = rows[0]
         p = Passage(id=r["id"], text=r["text"], source=r["source"], split=r["split"], level=r["level"],
-                    extra=json.loads(r["extra"]))
+                    extra=loads(r["extra"], "passages", "extra", r["id"], dict))
         for q in self._c.query("SELECT * FROM questions WHERE passage_id=? ORDER BY dataset_id, position",
                                (passage_id,)):
             p.questions.append(_question_row(q))
@@ -424,18 +434,20 @@ class Store:
                                params + extra_params):
             questions[r["question_id"]].spans.append(Span(
                 start=r["start"], end=r["end"], role=r["role"], alternative=r["alternative"],
-                annotator=r["annotator"], origin=r["origin"], extra=json.loads(r["extra"]), id=r["id"]))
+                annotator=r["annotator"], origin=r["origin"], extra=loads(r["extra"], "spans", "extra", r["id"], dict),
+                id=r["id"]))
         for r in self._c.query(f"SELECT * FROM assessments WHERE question_id IN ({sub}){mine} ORDER BY id",
                                params + extra_params):
             questions[r["question_id"]].assessments.append(Assessment(
-                values=json.loads(r["values"]), annotator=r["annotator"], text_format=r["text_format"],
+                values=loads(r["values"], "assessments", "values", r["id"], dict), annotator=r["annotator"], text_format=r["text_format"],
                 multiple_texts=None if r["multiple_texts"] is None else bool(r["multiple_texts"]),
-                unit_type=r["unit_type"], extra=json.loads(r["extra"])))
+                unit_type=r["unit_type"], extra=loads(r["extra"], "assessments", "extra", r["id"], dict)))
         for r in self._c.query(f"SELECT * FROM problems WHERE question_id IN ({sub}){mine} ORDER BY id",
                                params + extra_params):
             questions[r["question_id"]].problems.append(ProblemTag(
                 type=r["type"], element=r["element"], annotator=r["annotator"], origin=r["origin"], note=r["note"],
-                alternative=r["alternative"], start=r["start"], end=r["end"], extra=json.loads(r["extra"]),
+                alternative=r["alternative"], start=r["start"], end=r["end"],
+                extra=loads(r["extra"], "problems", "extra", r["id"], dict),
                 id=r["id"]))
         for r in self._c.query(f"SELECT question_id, text FROM comments WHERE question_id IN ({sub}){mine} "
                                "ORDER BY origin != 'imported', annotator, position, id", params + extra_params):
@@ -484,19 +496,21 @@ def _escape_like(text: str) -> str:
 
 def _question_row(r) -> Question:
     return Question(id=r["id"], passage_id=r["passage_id"], index=r["idx"], stem=r["stem"],
-                    alternatives=json.loads(r["alternatives"]), key=r["key"], source=r["source"],
-                    unanswerable_alternatives=json.loads(r["unanswerable_alternatives"]),
-                    extra=json.loads(r["extra"]))
+                    alternatives=loads(r["alternatives"], "questions", "alternatives", r["id"], list), key=r["key"], source=r["source"],
+                    unanswerable_alternatives=loads(r["unanswerable_alternatives"], "questions",
+                                                    "unanswerable_alternatives", r["id"], list),
+                    extra=loads(r["extra"], "questions", "extra", r["id"], dict))
 
 
 def _prediction(r) -> Prediction:
     return Prediction(model_id=r["model_id"], input_format=r["input_format"],
-                      probabilities=json.loads(r["probabilities"]), evidence=r["evidence"],
-                      extra=json.loads(r["extra"]))
+                      probabilities=loads(r["probabilities"], "predictions", "probabilities", r["id"], list),
+                      evidence=r["evidence"],
+                      extra=loads(r["extra"], "predictions", "extra", r["id"], dict))
 
 
 def _history(r) -> HistoryRow:
     return HistoryRow(id=r["id"], annotator=r["annotator"], ts=r["ts"], item=r["item"], field=r["field"],
-                      before=None if r["before"] is None else json.loads(r["before"]),
-                      after=None if r["after"] is None else json.loads(r["after"]),
+                      before=None if r["before"] is None else loads(r["before"], "history", "before", r["id"]),
+                      after=None if r["after"] is None else loads(r["after"], "history", "after", r["id"]),
                       kind=r["kind"], ref=r["ref"], undone=bool(r["undone"]))

@@ -62,12 +62,15 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     app = application()
     s = settings()
     name = annotator_name(default_annotator(), annotator, s, ask=screenshot is None)
-    backend = Backend.open(db, annotator=name)
+    # a screenshot changes nothing: the database is opened read-only (no predictions, no history)
+    backend = Backend.open(db, annotator=name, read_only=screenshot is not None)
     try:
         # before the window starts its threads (the model panel loads the model in one)
         if item and item not in {row.item_id for row in backend.items()}:
             raise McqLensError(f"no item {item!r} in {db}")
         window = MainWindow(backend, settings=s, facts=screenshot is None)
+        if backend.read_only and screenshot is None:
+            read_only_notice(window, backend.read_only_reason)
     except BaseException:
         backend.close()
         raise
@@ -96,3 +99,20 @@ def shut_down(window) -> None:
     review = getattr(window, "model_review", None)
     if review is not None:
         review.stop(timeout=60)  # loading a model takes seconds; never hang on exit
+
+
+def read_only_notice(window, reason: str | None) -> str:
+    """Say in the window that it only reads: a banner above the passage, a mark in the
+    status bar and the title.  Edits are still tried and refused by the store, each with
+    its "Not saved: read-only: ..." line."""
+    from PySide6.QtWidgets import QLabel
+
+    text = "read-only: opened for reading" + (f" ({reason})" if reason and reason != "opened for reading" else "") \
+        + "; edits cannot be saved"
+    window.banner.warn(text)
+    label = QLabel("<b style='color:#B00020'>read-only</b>")
+    label.setToolTip(text)
+    window.statusBar().addPermanentWidget(label)
+    window.setWindowTitle(f"{window.windowTitle()} (read-only)")
+    window.read_only_text = text
+    return text

@@ -56,14 +56,36 @@ def _pick(own, ref, name):
 class Backend:
     """The store as the window uses it; holds the annotator's name and a passage-text cache."""
 
-    def __init__(self, store):
+    def __init__(self, store, read_only_reason: str | None = None):
         self.store = store
         self._texts: dict[str, str] = {}
+        # why the window only reads (None: it writes); every edit is then refused by the store
+        self.read_only_reason = read_only_reason or ("opened for reading" if store.read_only else None)
 
     @classmethod
-    def open(cls, path: str, annotator: str | None = None) -> "Backend":
+    def open(cls, path: str, annotator: str | None = None, read_only: bool = False) -> "Backend":
+        """The store for the window.  A database that cannot be written (read-only folder or
+        mount, full disk) is opened for reading instead, with the reason in
+        `read_only_reason`.  `read_only=True` (a screenshot) never writes, and a missing
+        database is shown as an empty one in memory rather than created."""
+        import os
+
+        from desktop.domain.errors import StoreError
         from desktop.store import Store
-        return cls(Store.open(path, annotator=annotator))
+        if read_only:
+            if not os.path.exists(path):
+                return cls(Store.memory(annotator), "nothing is written")
+            return cls(Store.open(path, annotator=annotator, read_only=True))
+        try:
+            return cls(Store.open(path, annotator=annotator))
+        except StoreError as exc:
+            if not str(exc).startswith(("read-only:", "disk full:")) or not os.path.isfile(path):
+                raise
+            return cls(Store.open(path, annotator=annotator, read_only=True), str(exc))
+
+    @property
+    def read_only(self) -> bool:
+        return self.read_only_reason is not None
 
     @property
     def annotator(self) -> str:

@@ -271,7 +271,7 @@ class ModelReview(QObject):
 
         def read():
             own = path not in (None, "", ":memory:") and os.path.exists(path)
-            store = Store.open(path, create=False) if own else shared
+            store = Store.open(path, read_only=True) if own else shared
             try:
                 return store.load_datasets(annotator=me)
             finally:
@@ -384,6 +384,9 @@ class ModelReview(QObject):
     def _item_scored(self, item_id: str, preds) -> None:
         if item_id == self._pending:
             self._pending = None
+        if getattr(self.backend, "read_only", False):
+            self._show_unstored(item_id, preds)
+            return
         try:
             self.backend.store.add_predictions([(item_id, p) for p in preds])
         except McqLensError as exc:
@@ -394,6 +397,17 @@ class ModelReview(QObject):
         st = self.window.state
         if st is not None and self.window.current == item_id:
             st.question.predictions = self.backend.store.predictions(item_id)
+            self.show(st, new_item=False, request=False)
+
+    def _show_unstored(self, item_id: str, preds) -> None:
+        """A read-only window (a screenshot, a read-only folder): the scores are computed and
+        shown, never stored."""
+        self.scored_items += 1
+        st = self.window.state
+        if st is not None and self.window.current == item_id:
+            new = {(p.model_id, p.input_format) for p in preds}
+            st.question.predictions = [p for p in st.question.predictions
+                                       if (p.model_id, p.input_format) not in new] + list(preds)
             self.show(st, new_item=False, request=False)
 
     def _item_failed(self, item_id: str, message: str) -> None:

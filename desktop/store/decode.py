@@ -1,0 +1,28 @@
+"""JSON columns read back: a damaged or hostile value is one StoreError line, not a traceback.
+
+The store writes these columns itself, so a value that is not JSON, or JSON of the
+wrong shape (an `extra` that is not an object, alternatives that are not a list),
+means another program edited the file: say which table, column and row.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.domain.errors import StoreError
+
+_NAMES = {dict: "an object", list: "a list"}
+
+
+def loads(text: Any, table: str, column: str, row: Any, kind: type | None = None) -> Any:
+    """json.loads(text), or StoreError naming where the database is damaged."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        shown = repr(text)[:40]
+        raise StoreError(f"damaged database: {table}.{column} of row {row} is not JSON ({shown}); "
+                         "was the file edited by another program?") from None
+    if kind is not None and not isinstance(value, kind):
+        raise StoreError(f"damaged database: {table}.{column} of row {row} is not {_NAMES.get(kind, kind.__name__)}; "
+                         "was the file edited by another program?")
+    return value
