@@ -7,11 +7,13 @@ raised before any domain object leaves the reader (never a partial dataset).
 from __future__ import annotations
 
 import json
+import math
 import os
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
 
+from desktop.domain import values
 from desktop.domain.errors import InputError
 from desktop.domain.model import LETTERS
 
@@ -55,15 +57,66 @@ def _parse_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: Python reads Infinity, which no JSON writer can write back
+        raise ValueError(f"number {text} is out of range (not a finite number)")
+    return value
+
+
+class DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _pairs(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):  # the first value would be silently lost
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_parse_float, parse_constant=_parse_constant)
+
+
+def strict_loads(text: str) -> Any:
+    """json.loads that refuses what JSON allows but the product cannot keep: duplicate keys,
+    non-finite numbers, lone surrogates, values nested deeper than `values.MAX_DEPTH`.
+    Raises ValueError (json.JSONDecodeError for syntax; DuplicateKey; ValueError(path, message))."""
+    obj = _DECODER.decode(text)
+    bad = values.problem(obj)
+    if bad is not None:
+        raise BadValue(*bad)
+    return obj
+
+
+class BadValue(ValueError):
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path, self.message = path, message
+
+
 def loads(text: str, file: str, record: str | None = None) -> Any:
     try:
-        return json.loads(text, parse_constant=_parse_constant)
+        return strict_loads(text)
     except json.JSONDecodeError as exc:
         where = record or f"line {exc.lineno}"
         hint = " (truncated file?)" if exc.pos >= len(text.rstrip()) else ""
         raise InputError(file, where, None,
                          f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}") from None
-    except (ValueError, RecursionError) as exc:
+    except DuplicateKey as exc:
+        raise InputError(file, record, exc.key,
+                         "duplicate key in one object (JSON readers keep only one of the values)") from None
+    except BadValue as exc:
+        raise InputError(file, record, exc.path or None, exc.message) from None
+    except RecursionError:
+        raise InputError(file, record, None, f"invalid JSON: nested more than {values.MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
         raise InputError(file, record, None, f"invalid JSON: {exc}") from None
 
 

@@ -17,6 +17,8 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPORTED, ORIGINS, ROLES,
                                   Dataset, Passage, Question)
 
+from desktop.domain import values
+
 from .rows import ImportResult
 
 
@@ -86,6 +88,10 @@ class _Plan:
 
 
 def _check_json(file: str, record: str, field: str, value: Any) -> str:
+    bad = values.problem(value)
+    if bad is not None:
+        where, message = bad
+        raise InputError(file, record, f"{field}.{where}" if where else field, message)
     try:
         text = dumps(value)
     except (TypeError, ValueError) as exc:
@@ -120,14 +126,28 @@ def question_annotations(q: Question, annotator: str) -> dict:
     }
 
 
+def _check_text(file: str, record: str, field: str, value: Any, what: str) -> None:
+    if not isinstance(value, str):
+        raise InputError(file, record, field, f"{what} must be text")
+    bad = values.text_problem(value)
+    if bad:
+        raise InputError(file, record, field, bad)
+
+
+def _check_id(file: str, ident: Any, what: str) -> None:
+    bad = values.id_problem(ident) if isinstance(ident, str) else f"{what} id must be a non-empty string"
+    if bad:
+        raise InputError(file, repr(ident) if isinstance(ident, str) else ident, "id", bad)
+
+
 def _validate_question(file: str, q: Question, text: str) -> None:
     rec = q.id
-    if not isinstance(q.id, str) or not q.id:
-        raise InputError(file, q.id, "id", "question id must be a non-empty string")
-    if not isinstance(q.stem, str):
-        raise InputError(file, rec, "stem", "stem must be text")
+    _check_id(file, q.id, "question")
+    _check_text(file, rec, "stem", q.stem, "stem")
     if not isinstance(q.alternatives, list) or not all(isinstance(a, str) for a in q.alternatives):
         raise InputError(file, rec, "alternatives", "alternatives must be a list of texts")
+    for i, a in enumerate(q.alternatives):
+        _check_text(file, rec, f"alternatives[{i}]", a, "an alternative")
     if len(q.alternatives) < 2:
         raise InputError(file, rec, "alternatives", f"{len(q.alternatives)} alternative(s); at least 2 needed")
     if q.key is not None and (not isinstance(q.key, int) or isinstance(q.key, bool)
@@ -197,10 +217,8 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tup
 
 
 def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:
-    if not isinstance(p.id, str) or not p.id:
-        raise InputError(file, p.id, "id", "passage id must be a non-empty string")
-    if not isinstance(p.text, str):
-        raise InputError(file, p.id, "text", "passage text must be text")
+    _check_id(file, p.id, "passage")
+    _check_text(file, p.id, "text", p.text, "passage text")
     known = stored.get(p.id, new.get(p.id))
     if known is not None:
         if known != p.text:
@@ -239,8 +257,7 @@ def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Pl
         plan.problems.append((q.id, pr.type, pr.element, who, pr.origin, pr.note or "", pr.alternative,
                               pr.start, pr.end, _check_json(file, q.id, "problem.extra", pr.extra)))
     for i, c in enumerate(q.comments):
-        if not isinstance(c, str):
-            raise InputError(file, q.id, "comments", "comments must be texts")
+        _check_text(file, q.id, f"comments[{i}]", c, "a comment")
         plan.comments.append((q.id, annotator, IMPORTED, i, c))
     if q.answerability is not None:
         plan.answerability.append((q.id, annotator, q.answerability, IMPORTED, ts))
