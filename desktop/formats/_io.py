@@ -6,9 +6,11 @@ raised before any domain object leaves the reader (never a partial dataset).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,11 +28,12 @@ READING: ContextVar = ContextVar("READING", default=None)
 MIN_ALTERNATIVES, MAX_ALTERNATIVES = 2, 5
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
-    p = Path(path)
-    if READING.get() is not None:
-        READING.get().file(p)
+# Set by `formats.read` around each file: {path: sha256 of the bytes read}, so that the
+# "already imported" fingerprint is of what was read, not of the file as it is later.
+DIGESTS: ContextVar = ContextVar("DIGESTS", default=None)
+
+
+def _size_checked(p: Path) -> int:
     try:
         size = p.stat().st_size
     except OSError as exc:
@@ -38,12 +41,41 @@ def read_text(path: str | os.PathLike) -> str:
     if size > MAX_BYTES:
         raise InputError(str(p), None, None,
                          f"file is {size / 2**20:.0f} MB, above the {MAX_BYTES // 2**20} MB limit")
+    return size
+
+
+def _digest(p: Path, sha: str) -> None:
+    digests = DIGESTS.get()
+    if digests is None:
+        return
+    old = digests.setdefault(str(p), sha)
+    if old != sha:  # read twice (layout sniffing) and the bytes differ: replaced while we read it
+        raise InputError(str(p), None, None, "the file changed while it was being read; nothing was imported")
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes, refusing huge or empty files; the sha256 of exactly these bytes is noted."""
+    p = Path(path)
+    if READING.get() is not None:
+        READING.get().file(p)
+    _size_checked(p)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)  # the size may have grown since stat
     except OSError as exc:
         raise InputError(str(p), None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > MAX_BYTES:
+        raise InputError(str(p), None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
     if not data.strip():
         raise InputError(str(p), None, None, "the file is empty")
+    _digest(p, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
+    p = Path(path)
+    data = read_bytes(p)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -124,20 +156,61 @@ def load_json(path: str | os.PathLike) -> Any:
     return loads(read_text(path), str(path))
 
 
-def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
-    """(line number, object) for each non-blank line; every line must be a JSON object."""
-    file = str(path)
-    lines = read_text(path).split("\n")
+def iter_jsonl(path: str | os.PathLike, style: dict | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, object) for each non-blank line; every line must be a JSON object.
+
+    Streams: one line at a time is held as text, so a large file costs its records,
+    not its text twice over; the sha256 of the bytes read is noted at the end.
+    `style`, if given, is filled with the file's `json_style` (from its first record, with
+    ASCII escapes and the final newline judged on every line)."""
+    p = Path(path)
+    file = str(p)
     reading = READING.get()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if reading is not None:
-            reading.record(n, len(lines))
-        obj = loads(line, file, f"line {n}")
-        if not isinstance(obj, dict):
-            raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")
-        yield n, obj
+    if reading is not None:
+        reading.file(p)
+    size = _size_checked(p)
+    h = hashlib.sha256()
+    read = 0
+    content = False
+    ascii_only, escapes, last = True, False, b""
+    try:
+        fh = open(p, "rb")
+    except OSError as exc:
+        raise InputError(file, None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    with fh:
+        for n, raw in enumerate(fh, 1):
+            h.update(raw)
+            read += len(raw)
+            last = raw
+            if read > MAX_BYTES:
+                raise InputError(file, None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(file, f"line {n}", None,
+                                 f"invalid UTF-8 at byte {read - len(raw) + exc.start} "
+                                 "(the file must be UTF-8 encoded)") from None
+            if not line.strip():
+                continue
+            if style is not None:
+                if not content:
+                    style.update(json_style(line.rstrip("\n")))
+                if ascii_only and not line.isascii():
+                    ascii_only = False
+                escapes = escapes or (ascii_only and has_escapes(line))
+            content = True
+            if reading is not None:
+                reading.record(read, max(size, read))
+            obj = loads(line, file, f"line {n}")
+            if not isinstance(obj, dict):
+                raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")
+            yield n, obj
+    if not content:
+        raise InputError(file, None, None, "the file is empty")
+    if style is not None:
+        style["ensure_ascii"] = ascii_only and escapes
+        style["final_newline"] = last.endswith(b"\n")
+    _digest(p, h.hexdigest())
 
 
 def type_name(value: Any) -> str:
@@ -229,5 +302,47 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     os.replace(tmp, p)
 
 
-def dumps_line(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+def dumps_line(obj: Any, style: dict | None = None) -> str:
+    """One JSON value in the file's own style (`json_style`), so an unedited export is byte-identical."""
+    style = style or {}
+    indent = style.get("indent")
+    item, key = style.get("separators") or ((",", ": ") if indent is not None else (", ", ": "))
+    return json.dumps(obj, ensure_ascii=bool(style.get("ensure_ascii", False)), indent=indent,
+                      separators=(item, key))
+
+
+_STYLE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[,:]\s*|[^",:]+')
+
+
+def json_style(text: str) -> dict:
+    """How a JSON file was written (from its first 64 KB): indent, separators, ASCII escapes,
+    final newline; what `dumps_line` needs to write the same bytes for the same values."""
+    head = text[:65536]
+    stripped = head.lstrip()
+    indent = None
+    if stripped[:1] in "{[" and stripped[1:2] == "\n":
+        second = stripped[2:].split("\n", 1)[0]
+        indent = len(second) - len(second.lstrip(" "))
+        if indent == 0:
+            indent = None
+    item = key = None
+    for m in _STYLE_TOKEN.finditer(head):
+        tok = m.group()
+        if tok[0] == ":" and key is None:
+            key = ": " if tok[1:2] == " " else ":"
+        elif tok[0] == "," and item is None:
+            item = ", " if tok[1:2] == " " and indent is None else ","
+        if item is not None and key is not None:
+            break
+    return {"indent": indent,
+            "separators": [item or (", " if indent is None else ","), key or ": "],
+            "ensure_ascii": text.isascii() and has_escapes(text),
+            "final_newline": text.endswith("\n")}
+
+
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])")
+
+
+def has_escapes(text: str) -> bool:
+    """Whether the text writes a non-ASCII character as a \\uXXXX escape (json.dumps' default)."""
+    return _NON_ASCII_ESCAPE.search(text) is not None

@@ -28,6 +28,7 @@ from desktop.domain.model import (
 )
 
 from . import _io
+from .race import in_order
 
 _PREFIX = re.compile(r"^\(([A-Za-z])\) ?")
 
@@ -113,7 +114,8 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     ds = Dataset(source="embrace", extra={"file": file, "format": "embrace", "warnings": []})
     passages = _io.IdRegistry(file, "text")
     questions = _io.IdRegistry(file, "question")
-    for n, rec in _io.iter_jsonl(path):
+    style: dict = {}
+    for n, rec in _io.iter_jsonl(path, style):
         passage = _passage(rec, file, n, annotator, ds.extra["warnings"])
         if not passages.add(passage.id, rec, f"line {n}"):
             continue
@@ -122,6 +124,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         ds.passages.append(passage)
     if not ds.passages:
         raise InputError(file, None, None, "no EMBRACE records in the file")
+    ds.extra["json_style"] = style  # written back the same way: an unedited export is byte-identical
     return ds
 
 
@@ -135,7 +138,8 @@ def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Pa
     _io.check_type(flags, "object", file, label, "flags", nullable=True)
     level, split = _level_split(rec.get("race_file"))
     passage = Passage(id=str(pid), text=text, source="embrace", level=level, split=split,
-                      extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")}})
+                      extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")},
+                             "keys": list(rec)})
     for j, qrec in enumerate(test):
         passage.questions.append(_question(qrec, j, passage, flags or {}, file, n, annotator, warnings))
     return passage
@@ -398,11 +402,13 @@ def passage_record(passage: Passage, annotator: str | None = None) -> dict:
         rec["flags"] = text_flags
     rec["text"] = passage.text
     rec["test"] = test
-    return rec
+    return in_order(rec, passage.extra.get("keys"))
 
 
 def write(datasets: Dataset | list[Dataset], path: str | os.PathLike, annotator: str | None = None) -> None:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
-    lines = [_io.dumps_line(passage_record(p, annotator)) for ds in datasets for p in ds.passages]
-    _io.write_text_atomic(Path(path), "".join(line + "\n" for line in lines))
+    style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
+    lines = [_io.dumps_line(passage_record(p, annotator), style) for ds in datasets for p in ds.passages]
+    end = "\n" if (style or {}).get("final_newline", True) else ""
+    _io.write_text_atomic(Path(path), "\n".join(lines) + end if lines else "")

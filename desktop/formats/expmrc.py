@@ -21,7 +21,7 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
 
 from . import _io
-from .race import passage_from_record, record_from_passage
+from .race import in_order, passage_from_record, record_from_passage
 
 EXACT, WHITESPACE = "exact", "whitespace"
 
@@ -57,12 +57,15 @@ class _Locator:
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     """An ExpMRC dataset file → Dataset (evidence annotators are fixed by reference position)."""
     file = str(path)
-    doc = _io.load_json(path)
+    text = _io.read_text(path)
+    style = _io.json_style(text)  # indentation and separators, so an unedited export is byte-identical
+    doc = _io.loads(text, file)
+    del text
     if not isinstance(doc, dict):
         raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
     data = _io.get(doc, "data", "list", file, None)
     ds = Dataset(source="expmrc", extra={
-        "file": file, "format": "expmrc", "warnings": [],
+        "file": file, "format": "expmrc", "warnings": [], "json_style": style, "keys": list(doc),
         "top": {k: v for k, v in doc.items() if k != "data"},
         "counts": {EXACT: 0, WHITESPACE: 0, "unlocated": 0},
     })
@@ -128,8 +131,9 @@ def evidence_references(q, passage_text: str) -> list[str]:
 def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
-    import json
-    _io.write_text_atomic(path, json.dumps(to_document(datasets), ensure_ascii=False))
+    style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
+    text = _io.dumps_line(to_document(datasets), style)
+    _io.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
 
 
 def to_document(datasets: list[Dataset]) -> dict:
@@ -142,8 +146,9 @@ def to_document(datasets: list[Dataset]) -> dict:
         for p in ds.passages:
             rec = record_from_passage(p)
             rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
-            data.append(rec)
-    return {**top, "data": data}
+            data.append(in_order(rec, p.extra.get("keys")))
+    keys = next((ds.extra["keys"] for ds in datasets if ds.extra.get("keys")), None)
+    return in_order({**top, "data": data}, keys)
 
 
 def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | int | None = None

@@ -177,9 +177,14 @@ def _validate_question(file: str, q: Question, text: str) -> None:
 def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tuple[_Plan, list[list]]:
     """Check everything against the database and build the rows; writes nothing."""
     plan = _Plan()
-    stored_passages = {r[0]: r[1] for r in conn.execute("SELECT id, text FROM passages")}
-    stored_questions = {r[0]: r[1:] for r in conn.execute(
-        "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions")}
+    _keep_former_ids(conn, datasets)
+    # only the rows these datasets name (a folder is imported file by file: loading every
+    # stored passage for each file would cost the whole database per file)
+    stored_passages = dict(_lookup(conn, "SELECT id, text FROM passages WHERE id IN ({})",
+                                   [p.id for d in datasets for p in d.passages if isinstance(p.id, str)]))
+    stored_questions = {r[0]: r[1:] for r in _lookup(
+        conn, "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions "
+              "WHERE id IN ({})", [q.id for d in datasets for q in d.questions() if isinstance(q.id, str)])}
     new_passages: dict[str, str] = {}
     seen_questions: dict[str, tuple] = {}
     per_dataset: list[list] = []  # per dataset: [dataset, passage rows, question rows]
@@ -214,6 +219,32 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tup
                 _plan_annotations(file, q, annotator, ts, plan)
         per_dataset.append([dataset, ds_passages, ds_questions])
     return plan, per_dataset
+
+
+def _lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
+    rows: list[tuple] = []
+    ids = list(dict.fromkeys(ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
+
+
+def _keep_former_ids(conn, datasets: list[Dataset]) -> None:
+    """A reader that renamed a passage (RACE: "high10024.txt" → "test/high/10024") says so in
+    `extra["former_id"]`; a database that stored the former name goes on using it, so that
+    re-importing its files adds nothing and its items keep their ids."""
+    renamed = [p for d in datasets for p in d.passages if isinstance(p.extra.get("former_id"), str)]
+    if not renamed:
+        return
+    stored = {r[0] for r in _lookup(conn, "SELECT id FROM passages WHERE id IN ({})",
+                                    [p.extra["former_id"] for p in renamed] + [p.id for p in renamed])}
+    for p in renamed:
+        former = p.extra["former_id"]
+        if former in stored and p.id not in stored:
+            p.id = former
+            for q in p.questions:
+                q.id, q.passage_id = f"{former}-{q.index}", former
 
 
 def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:

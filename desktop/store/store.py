@@ -94,16 +94,34 @@ class Store:
 
     def import_files(self, files: Iterable[tuple[str | os.PathLike | None, Iterable[Dataset]]],
                      annotator: str = DEFAULT_ANNOTATOR) -> list[ImportResult]:
-        """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored."""
+        """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored.
+
+        A folder's datasets each name their own file (`extra["file"]`) and the sha256 of
+        the bytes read (`extra["sha256"]`): each is recorded, and skipped when re-imported,
+        on its own; the result (and the history row) is one per pair."""
         results = []
         with self._c.transaction() as conn:
             for file, datasets in files:
-                results.append(self._import_one(conn, list(datasets), annotator, file))
+                datasets = list(datasets)
+                name = str(file) if file is not None else None
+                total = ImportResult(file=name)
+                units = _units(file, datasets)
+                for unit_file, unit_sha, unit in units:
+                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha)
+                    total.add(r)
+                total.already_imported = all(r_ for r_ in total._already) and bool(units)
+                total.sha256 = units[0][1] if len(units) == 1 else None
+                if total.changed:
+                    total.history_id = self._history(
+                        conn, annotator, None, "import", None,
+                        {"file": name, "sha256": total.sha256, "files": len(units), "passages": total.passages,
+                         "questions": total.questions, "spans": total.spans, "predictions": total.predictions},
+                        kind="import")
+                results.append(total)
         return results
 
-    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file) -> ImportResult:
+    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None) -> ImportResult:
         name = str(file) if file is not None else None
-        sha = imports.file_sha256(file)
         result = ImportResult(file=name, sha256=sha)
         if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
             result.already_imported = True
@@ -114,15 +132,10 @@ class Store:
         imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
         for d in predictions:
             result.predictions += imports.write_predictions(conn, d, name or "predictions")
-        if result.changed:
-            if sha is not None and not result.datasets:
-                # prediction files have no dataset row; remember them for idempotency
-                conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
-                             (name, sha, None, annotator, imports.now()))
-            result.history_id = self._history(
-                conn, annotator, None, "import", None,
-                {"file": name, "sha256": sha, "passages": result.passages, "questions": result.questions,
-                 "spans": result.spans, "predictions": result.predictions}, kind="import")
+        if result.changed and sha is not None and not result.datasets:
+            # prediction files have no dataset row; remember them for idempotency
+            conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
+                         (name, sha, None, annotator, imports.now()))
         return result
 
     def load_datasets(self, source: str | None = None, annotator: str | None = None,
@@ -476,6 +489,21 @@ class Store:
         cur = conn.execute("SELECT * FROM history WHERE id=?", (hid,))
         names = [d[0] for d in cur.description]
         return _history(dict(zip(names, cur.fetchone())))
+
+
+def _units(file, datasets: list[Dataset]) -> list[tuple[str | None, str | None, list[Dataset]]]:
+    """(file, sha256, datasets) per file read: a folder's datasets each name their own file.
+
+    Without a file (a merge from another database) nothing is fingerprinted, so a later
+    plain import of that file still works."""
+    if file is None:
+        return [(None, None, datasets)]
+    own = [d.extra.get("file") if isinstance(d.extra, dict) else None for d in datasets]
+    if datasets and len(set(own)) == len(datasets) and all(own) and str(file) not in own:
+        return [(f, d.extra.get("sha256"), [d]) for f, d in zip(own, datasets)]
+    shas = {d.extra.get("sha256") for d in datasets if isinstance(d.extra, dict)}
+    sha = shas.pop() if len(shas) == 1 and None not in shas else imports.file_sha256(file)
+    return [(str(file) if file is not None else None, sha, datasets)]
 
 
 def _escape_like(text: str) -> str:
