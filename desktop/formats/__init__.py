@@ -8,6 +8,7 @@ reader for data that came in through it.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -101,7 +102,6 @@ def _kind_of_record(keys) -> str | None:
 
 
 def _detect_first_line(p: Path) -> str | None:
-    import json
     with open(p, "rb") as fh:
         line = fh.readline(_io.MAX_BYTES)
     try:
@@ -161,7 +161,7 @@ class _Shape:
                 rest = head[m.end():].lstrip()
                 if rest.startswith(":") or not rest:
                     try:
-                        key = __import__("json").loads(tok)
+                        key = json.loads(tok)
                     except ValueError:
                         key = tok.strip('"')
                     pending_key = key

@@ -284,7 +284,7 @@ class FileNames:
         for candidate in (stored, f"{ident}.txt"):
             if candidate and self._plain(candidate) and self._free(candidate):
                 return self._take(candidate)
-        base = _UNSAFE.sub("_", ident.replace("/", "_"))[:120].strip(".") or "passage"
+        base = re.sub(r"\.{2,}", "_", _UNSAFE.sub("_", ident.replace("/", "_")))[:120].strip(".") or "passage"
         name, n = f"{base}.txt", 1
         while not self._free(name):
             n += 1
