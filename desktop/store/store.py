@@ -399,8 +399,10 @@ class Store:
         files = []
         for r in self._c.query(
                 "SELECT d.id, d.file, d.source, (SELECT count(*) FROM dataset_passages dp WHERE dp.dataset_id = d.id), "
-                "(SELECT count(*) FROM questions q WHERE q.dataset_id = d.id) FROM datasets d ORDER BY d.id"):
-            files.append({"file": r[1], "source": r[2], "texts": r[3], "questions": r[4]})
+                "(SELECT count(*) FROM questions q WHERE q.dataset_id = d.id), "
+                "CASE WHEN json_valid(d.extra) THEN json_extract(d.extra, '$.folder') END "
+                "FROM datasets d ORDER BY d.id"):
+            files.append({"file": r[1], "source": r[2], "texts": r[3], "questions": r[4], "folder": r[5]})
             entry = sources.setdefault(r[2], {"files": 0, "passages": 0, "texts": 0, "questions": 0})
             entry["files"] += 1
             entry["texts"] += r[3]
