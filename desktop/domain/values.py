@@ -42,6 +42,10 @@ def id_problem(ident: str) -> str | None:
     return None
 
 
+def _short(path: str, keep: int = 60) -> str:
+    return path if len(path) <= keep else path[:keep] + "..."
+
+
 def problem(value: Any, path: str = "") -> tuple[str, str] | None:
     """(path, what is wrong) for the first value JSON + UTF-8 cannot carry, else None.
 
@@ -57,10 +61,11 @@ def problem(value: Any, path: str = "") -> tuple[str, str] | None:
             continue
         elif isinstance(v, float):
             if not math.isfinite(v):
-                return where, f"{v} is not a finite number (JSON cannot write it)"
+                what = "not a number (NaN)" if v != v else "a number out of range (like 1e999: read as infinity)"
+                return where, f"{what}; JSON cannot write it back"
         elif isinstance(v, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
-                return where, f"nested more than {MAX_DEPTH} levels deep"
+                return _short(where), f"nested more than {MAX_DEPTH} levels deep"
             if isinstance(v, dict):
                 for k, item in v.items():
                     if not isinstance(k, str):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 from contextvars import ContextVar
@@ -89,13 +88,6 @@ def _parse_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):  # 1e999: Python reads Infinity, which no JSON writer can write back
-        raise ValueError(f"number {text} is out of range (not a finite number)")
-    return value
-
-
 class DuplicateKey(ValueError):
     def __init__(self, key: str):
         super().__init__(f"duplicate key {key!r}")
@@ -113,7 +105,8 @@ def _pairs(pairs: list) -> dict:
     return out
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_parse_float, parse_constant=_parse_constant)
+# 1e999 parses as inf; `values.problem` then refuses it with the path to the field
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_parse_constant)
 
 
 def strict_loads(text: str) -> Any:
@@ -231,6 +224,16 @@ def check_type(value: Any, kind: str, file: str, record: Any, field: str, nullab
     if not ok:
         raise InputError(file, record, field, f"expected {kind}, found {type_name(value)}")
     return value
+
+
+def check_id(value: Any, file: str, record: Any, field: str = "id") -> str:
+    """An id read from a file (string or number) as text; refused when it holds control
+    characters (NUL, newline...): an id is shown, typed, and becomes a file name."""
+    check_type(value, "string or number", file, record, field)
+    bad = values.id_problem(str(value))
+    if bad:
+        raise InputError(file, record, field, bad)
+    return str(value)
 
 
 def get(obj: dict, key: str, kind: str, file: str, record: Any, prefix: str = "",

@@ -65,6 +65,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         j = len(passage.questions)
         qid = row[col["id"]] if "id" in col and row[col["id"]].strip() else \
             f"{passage.id}-{_digest(chr(0).join([stem, *alts]))[:8]}"
+        _io.check_id(qid, file, label)
         label = f"line {n} (id {qid})"
         if not seen.add(qid, row, label):
             continue

@@ -131,6 +131,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
 def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Passage:
     label = f"line {n}"
     pid = _io.get(rec, "id", "string or number", file, label)
+    _io.check_id(pid, file, label)
     label = f"line {n} (id {pid})"
     text = _io.get(rec, "text", "string", file, label)
     test = _io.get(rec, "test", "list", file, label)
@@ -150,7 +151,8 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
     f = f"test[{j}]"
     if not isinstance(qrec, dict):
         raise InputError(file, f"line {n}", f, f"expected an object, found {_io.type_name(qrec)}")
-    qid = str(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."))
+    qid = _io.check_id(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."), file, f"line {n}",
+                       f"{f}.id")
     label = f"line {n}, question {qid}"
     mcq = _io.get(qrec, "mcq", "object", file, label, f"{f}.")
     stem = _io.get(mcq, "stem", "string", file, label, f"{f}.mcq.")

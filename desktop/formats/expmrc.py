@@ -165,6 +165,7 @@ def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | i
     model_id = Path(path).stem
     out: dict[str, Prediction] = {}
     for qid, row in doc.items():
+        _io.check_id(qid, file, repr(qid), "id")
         _io.check_type(row, "object", file, qid, None)
         answer = _io.get(row, "answer", "string", file, qid)
         evidence = row.get("evidence")

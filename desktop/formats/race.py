@@ -32,7 +32,7 @@ def passage_from_record(rec: Any, file: str, record: str, source: str = "race",
     if not isinstance(rec, dict):
         raise InputError(file, record, None, f"expected a JSON object, found {_io.type_name(rec)}")
     if "id" in rec:
-        pid = _io.check_type(rec["id"], "string or number", file, record, "id")
+        pid = _io.check_id(rec["id"], file, record, "id")
     elif default_id is not None:
         pid = default_id
     else:
