@@ -164,11 +164,19 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     for f in files:
         rel = f.relative_to(root) if root else f
         level, split = _level_split(rel)
-        text = _io.read_text(f)  # read once: the layout and the records come from the same bytes
-        if root is None:
-            ds.extra["layout"] = _layout(f, text)
-            ds.extra["json_style"] = _io.json_style(text)
-        for rec, label, name_id in _records(f, text):
+        if f.suffix.lower() == ".jsonl":  # streamed: a large file is never held as text
+            style: dict = {}
+            records = ((rec, f"line {n}", None) for n, rec in _io.iter_jsonl(f, style))
+            if root is None:
+                ds.extra["layout"], ds.extra["json_style"] = "jsonl", style
+        else:
+            text = _io.read_text(f)  # read once: the layout and the records come from the same bytes
+            if root is None:
+                ds.extra["layout"] = _layout(f, text)
+                ds.extra["json_style"] = _io.json_style(text)
+            records = _records(f, text)
+            del text
+        for rec, label, name_id in records:
             passage = passage_from_record(rec, str(f), label, default_id=name_id)
             if name_id is not None:
                 _readable(passage, readable_id(f, rec.get("id") if isinstance(rec, dict) else None))
