@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import threading
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
@@ -105,18 +107,33 @@ def _pairs(pairs: list) -> dict:
     return out
 
 
-# 1e999 parses as inf; `values.problem` then refuses it with the path to the field
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_parse_constant)
+_FLOATS = threading.local()
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):  # 1e999: `values.problem` then names the field
+        _FLOATS.nonfinite = True
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_parse_float, parse_constant=_parse_constant)
+# A lone surrogate can only come from an escape (the text itself was valid UTF-8)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def strict_loads(text: str) -> Any:
     """json.loads that refuses what JSON allows but the product cannot keep: duplicate keys,
     non-finite numbers, lone surrogates, values nested deeper than `values.MAX_DEPTH`.
     Raises ValueError (json.JSONDecodeError for syntax; DuplicateKey; ValueError(path, message))."""
+    _FLOATS.nonfinite = False
     obj = _DECODER.decode(text)
-    bad = values.problem(obj)
-    if bad is not None:
-        raise BadValue(*bad)
+    # the walk only where something can be wrong: it costs more than the parse itself
+    if (_FLOATS.nonfinite or text.count("[") + text.count("{") > values.MAX_DEPTH
+            or ("\\u" in text and _SURROGATE_ESCAPE.search(text))):
+        bad = values.problem(obj)
+        if bad is not None:
+            raise BadValue(*bad)
     return obj
 
 

@@ -53,7 +53,8 @@ def passage_from_record(rec: Any, file: str, record: str, source: str = "race",
     for j, (stem, alts, answer) in enumerate(zip(stems, options, answers)):
         _io.check_type(stem, "string", file, record, f"questions[{j}]")
         alts = _io.check_alternatives(alts, file, record, f"options[{j}]")
-        key = _io.key_from_letter(answer, len(alts), file, record, f"answers[{j}]")
+        # "" is a question without key (an unlabelled split; what the writer writes for one)
+        key = None if answer == "" else _io.key_from_letter(answer, len(alts), file, record, f"answers[{j}]")
         passage.questions.append(Question(
             id=f"{pid}-{j}", passage_id=pid, index=j, stem=stem, alternatives=list(alts), key=key,
             source=source, extra={"answer": answer}))
