@@ -22,6 +22,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 def text_problem(s: str) -> str | None:
     """Why a text cannot be stored as UTF-8 (None if it can)."""
+    if s.isascii():  # O(1) in CPython: most texts end here
+        return None
     m = _SURROGATE.search(s)
     if m:
         return (f"lone surrogate U+{ord(m.group()):04X} at character {m.start()}: not valid Unicode text "
@@ -44,6 +46,15 @@ def id_problem(ident: str) -> str | None:
 
 def _short(path: str, keep: int = 60) -> str:
     return path if len(path) <= keep else path[:keep] + "..."
+
+
+def could_have_problem(json_text: str) -> bool:
+    """Whether the JSON text of a value (as json.dumps wrote it, non-ASCII kept) can hide one of
+    `problem`'s findings; False lets a caller skip the walk (surrogates, NaN/Infinity and deep
+    nesting all show in the text)."""
+    return ("NaN" in json_text or "Infinity" in json_text
+            or json_text.count("[") + json_text.count("{") > MAX_DEPTH
+            or (not json_text.isascii() and _SURROGATE.search(json_text) is not None))
 
 
 def problem(value: Any, path: str = "") -> tuple[str, str] | None:
