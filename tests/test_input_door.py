@@ -242,9 +242,15 @@ def test_a_database_with_the_former_race_ids_keeps_them(tmp_path, capsys):
     assert main(["import", str(tmp_path / "RACE"), "--db", str(db)]) == 0
     with Store.open(db) as store:
         assert [r.item_id for r in store.items()] == old_ids  # no duplicates, the same ids
+    # a RACE file new to that database is named the way the database names RACE
+    third = race_files(3)[2]
+    shutil.copy(third, src / third.name)
+    assert main(["import", str(src / third.name), "--db", str(db)]) == 0
+    with Store.open(db) as store:
+        assert [r.item_id for r in store.items()][len(old_ids)] == f"high{third.stem}.txt-0"
     out = tmp_path / "out"
     assert main(["export", "race", "--db", str(db), "-o", str(out)]) == 0
-    for f in race_files(2):  # the record's id is the file's either way
+    for f in race_files(3):  # the record's id is the file's either way
         assert json.loads(next(out.rglob(f.name)).read_text(encoding="utf-8"))["id"] == f"high{f.stem}.txt"
 
 

@@ -196,6 +196,7 @@ def _readable(passage: Passage, pid: str | None) -> None:
         return
     passage.extra["former_id"] = passage.id
     passage.extra["readable_id"] = pid
+    passage.extra.setdefault("file", f"{pid}.txt")  # a folder export puts it where RACE has it
     passage.id = pid
     for q in passage.questions:
         q.id, q.passage_id = f"{pid}-{q.index}", pid

@@ -244,9 +244,14 @@ def _keep_former_ids(conn, datasets: list[Dataset]) -> None:
         return
     stored = {r[0] for r in _lookup(conn, "SELECT id FROM passages WHERE id IN ({})",
                                     [p.extra["former_id"] for p in renamed] + [p.id for p in renamed])}
+    # a database that names RACE passages the former way ("high10024.txt") keeps doing so for
+    # new RACE files too: one naming per database
+    former_naming = conn.execute(
+        "SELECT 1 FROM passages WHERE source = 'race' AND (id GLOB 'high[0-9]*.txt' OR id GLOB 'middle[0-9]*.txt') "
+        "LIMIT 1").fetchone() is not None
     for p in renamed:
         former = p.extra["former_id"]
-        if former in stored and p.id not in stored:
+        if (former in stored or former_naming) and p.id not in stored:
             p.id = former
             for q in p.questions:
                 q.id, q.passage_id = f"{former}-{q.index}", former
