@@ -341,3 +341,27 @@ def test_import_refuses_an_id_with_a_nul_and_leaves_the_database_alone(green_db,
     conn = sqlite3.connect(green_db)
     assert conn.execute("SELECT count(*) FROM passages WHERE id LIKE 'a%b'").fetchone()[0] == 0
     conn.close()
+
+
+def test_locating_evidence_in_a_huge_article_costs_no_offset_table(tmp_path):
+    """Whitespace-insensitive location once kept one Python int per character of the article
+    (a 60 MB article: 2.5 GB); now a whitespace-free copy and a number per 64 K characters."""
+    import tracemalloc
+
+    article = ("A sentence of the passage, repeated. " * 300_000)[:10_000_000]
+    doc = {"version": "x", "data": [{"id": "big", "article": article, "questions": ["Why?"],
+                                     "options": [["a", "b", "c", "d"]], "answers": ["B"],
+                                     "evidences": [["passage,   repeated.\nA  sentence", "not in the article"]]}]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tracemalloc.start()
+    try:
+        (ds,) = formats.read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    (q,) = list(ds.questions())
+    (span,) = q.spans
+    assert " ".join(span.text(article).split()) == "passage, repeated. A sentence"
+    assert article.startswith("A sentence of the passage") and span.start == article.index("passage,")
+    assert peak < 8 * len(article), peak  # an int per character would be 36 bytes each

@@ -59,14 +59,23 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     p = Path(path)
     if READING.get() is not None:
         READING.get().file(p)
-    _size_checked(p)
+    size = _size_checked(p)
     try:
         with open(p, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)  # the size may have grown since stat
+            # read(n) allocates n bytes up front: ask for the size stat gave (and one more, to see growth)
+            chunks = [fh.read(size + 1)]
+            total = len(chunks[0])
+            while total > size:  # it grew since stat: read on, in small pieces, up to the cap
+                more = fh.read(1 << 20)
+                if not more:
+                    break
+                chunks.append(more)
+                total += len(more)
+                if total > MAX_BYTES:
+                    raise InputError(str(p), None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
     except OSError as exc:
         raise InputError(str(p), None, None, f"cannot read the file ({exc.strerror or exc})") from None
-    if len(data) > MAX_BYTES:
-        raise InputError(str(p), None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if not data.strip():
         raise InputError(str(p), None, None, "the file is empty")
     _digest(p, hashlib.sha256(data).hexdigest())
