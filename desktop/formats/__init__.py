@@ -42,10 +42,10 @@ def walk(folder: str | os.PathLike) -> list[Path]:
             f = Path(dirpath) / name
             if name.startswith(".") or f.suffix.lower() not in EXTENSIONS:
                 continue
-            real = f.resolve()
-            if real != f and root not in real.parents:
+            # folders are walked without following links, so only the file itself can be one
+            if f.is_symlink() and root not in f.resolve().parents:
                 continue
-            if real.is_file():
+            if f.is_file():
                 out.append(f)
     return out
 
@@ -111,6 +111,7 @@ def _detect_first_line(p: Path) -> str | None:
     return _kind_of_record(rec) if isinstance(rec, dict) else None
 
 
+_COLON = re.compile(r"\s*(:?)")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
 
@@ -155,11 +156,13 @@ class _Shape:
             if tok == ",":
                 if stack and stack[-1] == "[":
                     path[-1] += 1
+                    if len(stack) == 1:  # past the top list's first element: all that decides
+                        break
                 pending_key = None
                 continue
             if stack and stack[-1] == "{" and pending_key is None and tok.startswith('"'):
-                rest = head[m.end():].lstrip()
-                if rest.startswith(":") or not rest:
+                colon = _COLON.match(head, m.end())
+                if colon.group(1) or colon.end() == len(head):
                     try:
                         key = json.loads(tok)
                     except ValueError:
@@ -167,6 +170,8 @@ class _Shape:
                     pending_key = key
                     path[-1] = key
                     shape._key(stack, path, key)
+                    if len(stack) == 1 and _kind_of_record(shape.keys):
+                        break  # a record's own keys decide (a RACE file: "article")
                     continue
             if not stack:
                 shape.top = shape.top or "scalar"
@@ -195,11 +200,11 @@ class _Shape:
 
     def kind(self) -> str | None:
         if self.top == "object":
-            if "data" in self.keys:
-                return "expmrc"
-            by_keys = _kind_of_record(self.keys)
+            by_keys = _kind_of_record(self.keys)  # an ExpMRC document has no "article" of its own
             if by_keys:
                 return by_keys
+            if "data" in self.keys:
+                return "expmrc"
             if self.keys and self.first_value == "object" and all(re.search(r"-\d+$", k) for k in self.keys):
                 return "expmrc-pred"
             return None

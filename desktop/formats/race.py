@@ -140,10 +140,7 @@ def readable_id(path: Path, record_id: Any) -> str | None:
 
     Only for a file in RACE's layout (<split>/<level>/<N>.txt) whose record names it as
     RACE does ("high10024.txt") or not at all; any other id is the source's and is kept."""
-    try:
-        real = path.resolve()
-    except OSError:
-        return None
+    real = Path(os.path.abspath(path))  # the names above the file; no need to follow links
     m = _NUMBERED.match(real.name)
     level, split = real.parent.name.lower(), real.parent.parent.name.lower()
     if not m or level not in ("high", "middle") or split not in ("train", "dev", "test"):

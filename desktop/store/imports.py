@@ -179,10 +179,13 @@ def _validate_question(file: str, q: Question, text: str) -> None:
             raise InputError(file, rec, "probabilities", "probabilities must be finite numbers")
 
 
-def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tuple[_Plan, list[list]]:
-    """Check everything against the database and build the rows; writes nothing."""
+def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
+                cache: dict | None = None) -> tuple[_Plan, list[list]]:
+    """Check everything against the database and build the rows; writes nothing.
+
+    `cache`: facts about the database shared by the files of one transaction."""
     plan = _Plan()
-    _keep_former_ids(conn, datasets)
+    _keep_former_ids(conn, datasets, {} if cache is None else cache)
     # only the rows these datasets name (a folder is imported file by file: loading every
     # stored passage for each file would cost the whole database per file)
     stored_passages = dict(_lookup(conn, "SELECT id, text FROM passages WHERE id IN ({})",
@@ -235,7 +238,7 @@ def _lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
     return rows
 
 
-def _keep_former_ids(conn, datasets: list[Dataset]) -> None:
+def _keep_former_ids(conn, datasets: list[Dataset], cache: dict) -> None:
     """A reader that renamed a passage (RACE: "high10024.txt" → "test/high/10024") says so in
     `extra["former_id"]`; a database that stored the former name goes on using it, so that
     re-importing its files adds nothing and its items keep their ids."""
@@ -246,9 +249,12 @@ def _keep_former_ids(conn, datasets: list[Dataset]) -> None:
                                     [p.extra["former_id"] for p in renamed] + [p.id for p in renamed])}
     # a database that names RACE passages the former way ("high10024.txt") keeps doing so for
     # new RACE files too: one naming per database
-    former_naming = conn.execute(
-        "SELECT 1 FROM passages WHERE source = 'race' AND (id GLOB 'high[0-9]*.txt' OR id GLOB 'middle[0-9]*.txt') "
-        "LIMIT 1").fetchone() is not None
+    # (asked once per transaction: it scans the passages, and a folder is imported file by file)
+    if "former_naming" not in cache:
+        cache["former_naming"] = conn.execute(
+            "SELECT 1 FROM passages WHERE source = 'race' AND (id GLOB 'high[0-9]*.txt' "
+            "OR id GLOB 'middle[0-9]*.txt') LIMIT 1").fetchone() is not None
+    former_naming = cache["former_naming"]
     for p in renamed:
         former = p.extra["former_id"]
         if (former in stored or former_naming) and p.id not in stored:

@@ -100,6 +100,7 @@ class Store:
         the bytes read (`extra["sha256"]`): each is recorded, and skipped when re-imported,
         on its own; the result (and the history row) is one per pair."""
         results = []
+        cache: dict = {}
         with self._c.transaction() as conn:
             for file, datasets in files:
                 datasets = list(datasets)
@@ -107,7 +108,7 @@ class Store:
                 total = ImportResult(file=name)
                 units = _units(file, datasets)
                 for unit_file, unit_sha, unit in units:
-                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha)
+                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache)
                     total.add(r)
                 total.already_imported = all(r_ for r_ in total._already) and bool(units)
                 total.sha256 = units[0][1] if len(units) == 1 else None
@@ -120,7 +121,8 @@ class Store:
                 results.append(total)
         return results
 
-    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None) -> ImportResult:
+    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None,
+                    cache: dict) -> ImportResult:
         name = str(file) if file is not None else None
         result = ImportResult(file=name, sha256=sha)
         if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
@@ -128,7 +130,7 @@ class Store:
             return result
         predictions = [d for d in datasets if d.source == "expmrc-pred"]
         datasets = [d for d in datasets if d.source != "expmrc-pred"]
-        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets")
+        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets", cache)
         imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
         for d in predictions:
             result.predictions += imports.write_predictions(conn, d, name or "predictions")
