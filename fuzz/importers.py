@@ -12,8 +12,13 @@ with detection) and `Store.import_datasets` into an in-memory store.  The comman
 own safety net (which turns any reader crash into an error line) is left out on
 purpose, so that crashes are found in the readers.
 
-The property: the import succeeds, or it raises a `McqLensError` (InputError,
-StoreError) whose message names the file.  Anything else — a KeyError, a TypeError,
+Hostile values go in on purpose for every importer: lone surrogate escapes, NUL
+characters, values nested hundreds deep, non-finite numbers (1e999, NaN) and duplicate
+keys.  `--format annotate` sends such values as `mcqlens annotate` lines.
+
+The property: the import (or the annotate line) succeeds, or it raises a `McqLensError`
+(InputError, StoreError) whose message names the file; and whatever was stored, the
+RACE, EMBRACE and ExpMRC writers write and our own importer reads back.  Anything else — a KeyError, a TypeError,
 more than `--hang` seconds on one input — is a failure: the input is written to
 `fuzz/failures/` (or `--save DIR`) with its traceback, for a regression file in
 tests/data/bad/.
@@ -26,6 +31,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import sys
 import tempfile
 import time
@@ -35,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data"
 IMPORTERS = ("race", "embrace", "expmrc", "dream", "quail", "cosmosqa")
-SUFFIX = {"race": ".jsonl", "embrace": ".jsonl", "expmrc": ".json", "dream": ".json", "quail": ".xml",
+SUFFIX = {"annotate": ".jsonl", "race": ".jsonl", "embrace": ".jsonl", "expmrc": ".json", "dream": ".json", "quail": ".xml",
           "cosmosqa": ".csv"}
 
 
@@ -110,7 +116,8 @@ def strategies(fmt: str):
 
     json_values = st.recursive(
         st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False)
-        | st.text(max_size=20) | st.sampled_from(["A", "E", "", "0_0", "-1", "1e309", "evidence", "basis"]),
+        | st.text(max_size=20) | st.sampled_from(["A", "E", "", "0_0", "-1", "1e309", "evidence", "basis",
+                                                    "\ud800", "a\x00b", "../x", "/", "sub/y"]),
         lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
         max_leaves=12)
     base = seed(fmt)
@@ -143,8 +150,9 @@ def strategies(fmt: str):
                 retyped = {str: lambda v: [v], int: str, list: lambda v: {"0": v}, dict: lambda v: list(v.values())}
                 docs[i] = _set(docs[i], path, retyped.get(type(node), lambda v: None)(node))
         if fmt in ("race", "embrace"):
-            return "".join(json.dumps(d, ensure_ascii=draw(st.booleans())) + "\n" for d in docs).encode()
-        return json.dumps(docs[0]).encode()
+            return "".join(json.dumps(d, ensure_ascii=draw(st.booleans())) + "\n"
+                           for d in docs).encode("utf-8", errors="surrogatepass")
+        return json.dumps(docs[0]).encode("utf-8", errors="surrogatepass")
 
     @st.composite
     def textual(draw):
@@ -184,7 +192,112 @@ def strategies(fmt: str):
             return b"\xef\xbb\xbf" + bytes(data)
         return bytes(data[:pos]) + b"\x00" + bytes(data[pos:])
 
-    return st.one_of(structural(), textual(), byte_level())
+    @st.composite
+    def hostile(draw):
+        """What JSON (or XML, CSV) allows and the product cannot keep, put where a value is:
+        lone surrogate escapes, NUL characters, deep nesting, non-finite numbers, duplicate keys."""
+        text = base.decode()
+        if fmt == "quail":
+            pieces = ["&#xD800;", "&#0;", "\x00", "<a>" * 300 + "</a>" * 300, '" id="twice', "\ud800"]
+        elif fmt == "cosmosqa":
+            pieces = ["\x00", "\ud800", '"a\x00b"', "\x01"]
+        else:
+            pieces = ['\\ud800', '\\udfff', '\\u0000', '\\ud83d\\ude00', "\x00"]
+        kind = draw(st.sampled_from(["string", "string", "nesting", "number", "duplicate"]))
+        if fmt in ("quail", "cosmosqa") or kind == "string":
+            # inside a string literal (after an opening quote) or anywhere for XML/CSV
+            quotes = [i for i, ch in enumerate(text) if ch == '"'] or [0]
+            pos = draw(st.sampled_from(quotes)) + 1 if fmt not in ("quail", "cosmosqa") else \
+                draw(st.integers(0, len(text)))
+            piece = draw(st.sampled_from(pieces))
+            return (text[:pos] + piece + text[pos:]).encode("utf-8", errors="surrogatepass")
+        opens = [i for i, ch in enumerate(text) if ch == "{"] or [0]
+        pos = draw(st.sampled_from(opens)) + 1
+        if kind == "nesting":
+            depth = draw(st.integers(60, 900))
+            piece = '"deep": ' + "[" * depth + "]" * depth + ", "
+        elif kind == "number":
+            piece = '"n": ' + draw(st.sampled_from(["1e999", "-1e400", "NaN", "Infinity", "1" * 5000])) + ", "
+        else:  # a key the object already has (or "id"), given twice
+            m = re.match(r'\s*"((?:[^"\\\\]|\\\\.)*)"', text[pos:])
+            key = m.group(1) if m else "id"
+            piece = f'"{key}": ' + draw(st.sampled_from(['"other"', "0", "null", "[]", "{}"])) + ", "
+        return (text[:pos] + piece + text[pos:]).encode("utf-8", errors="surrogatepass")
+
+    return st.one_of(structural(), textual(), byte_level(), hostile())
+
+
+# ---------------------------------------------------------------- annotate
+
+ANNOTATE_FIELDS = ("comment", "comments", "note", "answerability", "status", "difficulty.toi", "difficulty.tom",
+                   "difficulty.pod", "difficulty.x", "text_format", "unit_type", "multiple_texts", "span.add",
+                   "problem.add", "span.update", "span.remove", "problem.remove")
+
+
+def annotate_strategy():
+    """Lines for `mcqlens annotate`: plausible edits whose values are often hostile."""
+    from hypothesis import strategies as st
+
+    hostile_text = st.sampled_from(["\ud800", "a\x00b", "\udfff\ud800", "x" * 10, "", "\x00"])
+    value = st.recursive(
+        st.none() | st.booleans() | st.integers(-5, 10**20) | st.floats() | st.text(max_size=10) | hostile_text
+        | st.sampled_from(["cause", "lm_lm", "inference", "continuous", "vocabulary", "evidence", "basis",
+                           "spelling_errors", "question", "bogus"]),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+            st.sampled_from(["role", "start", "end", "alternative", "type", "element", "note", "extra", "origin",
+                             "id", "\ud800"]), inner, max_size=6),
+        max_leaves=10)
+
+    @st.composite
+    def line(draw):
+        obj = {"item": draw(st.sampled_from(["5_0", "0_0", "missing", "\ud800"])),
+               "field": draw(st.sampled_from(ANNOTATE_FIELDS)), "value": draw(value)}
+        if draw(st.booleans()):
+            depth = draw(st.integers(1, 120))
+            deep: list = []
+            for _ in range(depth):
+                deep = [deep]
+            obj["value"] = {"role": "evidence", "start": 0, "end": 1, "extra": {"x": deep}}
+        text = json.dumps(obj, ensure_ascii=draw(st.booleans()), allow_nan=True)
+        edit = draw(st.sampled_from(["none", "none", "dup", "inf", "bytes"]))
+        if edit == "dup":
+            text = text.replace('"value":', '"value": 1, "value":', 1)
+        elif edit == "inf":
+            text = text.replace('"value": ', '"value": 1e999, "x": ', 1)
+        data = text.encode("utf-8", errors="surrogatepass")
+        if edit == "bytes":
+            data = data[:5] + bytes([draw(st.integers(128, 255))]) + data[5:]
+        return data
+
+    return line()
+
+
+def check_annotate(line: bytes, workdir: Path) -> None:
+    """One line through `annotate`: an `ok` or an error line, never a crash; and whatever was
+    accepted, the exports write and read back."""
+    from desktop.commands import annotate
+    from desktop.domain.changes import Change
+    from desktop.domain.errors import McqLensError
+    from desktop.store import Store
+
+    path = workdir / "seed.jsonl"
+    if not path.exists():
+        path.write_bytes(seed("embrace"))
+    with Store.memory(annotator="fuzz") as store:
+        from desktop import formats
+        store.import_datasets(formats.read(path, "embrace"), file=str(path))
+        try:
+            answer = annotate._one(store, line, Change)
+        except McqLensError:
+            return
+        except Exception as exc:
+            raise Failure(f"annotate: {type(exc).__name__}: {exc}", line, traceback.format_exc()) from exc
+        assert answer.startswith("ok")
+        try:
+            export_and_read_back(store, workdir)
+        except Exception as exc:
+            raise Failure(f"annotate accepted {line!r} but export failed: {type(exc).__name__}: {exc}", line,
+                          traceback.format_exc()) from exc
 
 
 # ---------------------------------------------------------------- the property
@@ -198,6 +311,32 @@ def import_like_the_cli(path: Path, fmt: str) -> None:
     datasets = formats.read(path, fmt)
     with Store.memory(annotator="fuzz") as store:
         store.import_datasets(datasets, file=str(path))
+        export_and_read_back(store, path.parent)
+
+
+def export_and_read_back(store, workdir: Path) -> None:
+    """Whatever the store accepted, every writer writes and our own importer reads back."""
+    from desktop import formats
+    from desktop.domain.errors import McqLensError
+
+    stored = store.load_datasets()
+    if not any(d.passages for d in stored):
+        return
+    for kind, name in (("race", "back.jsonl"), ("race", "back_folder"), ("embrace", "back_e.jsonl"),
+                       ("expmrc", "back_x.json")):
+        sources = {"embrace": ["embrace"], "expmrc": ["expmrc"]}.get(kind)
+        chosen = [d for d in stored if sources is None or d.source in sources]
+        if not chosen:
+            continue
+        target = workdir / name
+        if target.is_dir():
+            import shutil
+            shutil.rmtree(target)
+        formats.write(kind, chosen, target)
+        try:
+            formats.read(target, kind)
+        except McqLensError as exc:
+            raise AssertionError(f"{kind} export of accepted data does not import again: {exc}") from exc
 
 
 class Failure(Exception):
@@ -269,7 +408,7 @@ def fuzz(fmt: str, seconds: float, save: Path) -> tuple[int, list[str]]:
 
     failures: list[str] = []
     count = 0
-    strategy = strategies(fmt)
+    strategy = annotate_strategy() if fmt == "annotate" else strategies(fmt)
     stop = time.monotonic() + seconds
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -283,7 +422,10 @@ def fuzz(fmt: str, seconds: float, save: Path) -> tuple[int, list[str]]:
             if time.monotonic() > stop:
                 return
             count += 1
-            check(data, fmt, workdir)
+            if fmt == "annotate":
+                check_annotate(data, workdir)
+            else:
+                check(data, fmt, workdir)
 
         while time.monotonic() < stop:
             try:
@@ -302,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     global HANG_SECONDS
     parser = argparse.ArgumentParser(prog="python -m fuzz.importers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=120, help="time per importer (default 120)")
-    parser.add_argument("--format", choices=IMPORTERS, action="append", help="only this importer (repeatable)")
+    parser.add_argument("--format", choices=IMPORTERS + ("annotate",), action="append",
+                        help="only this importer, or `annotate` (repeatable)")
     parser.add_argument("--hang", type=float, default=HANG_SECONDS,
                         help="seconds one input may take before it counts as a hang (default 10)")
     parser.add_argument("--save", type=Path, default=ROOT / "fuzz" / "failures",
@@ -310,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     HANG_SECONDS = args.hang
     total_failures = 0
-    for fmt in args.format or IMPORTERS:
+    for fmt in args.format or IMPORTERS + ("annotate",):
         t = time.monotonic()
         n, failures = fuzz(fmt, args.seconds, args.save)
         print(f"{fmt}: {n} inputs in {time.monotonic() - t:.0f} s, {len(failures)} failure(s)", flush=True)

@@ -40,7 +40,7 @@ def test_each_line_is_acknowledged_after_commit(db):
         "not json",
         json.dumps({"item": "missing", "field": "comment", "value": "x"}),
         json.dumps({"item": q, "field": "span.add", "value": {"role": "evidence", "start": 0, "end": 12}}),
-        json.dumps({"item": q, "field": "difficulty.toi", "value": "4", "annotator": "boris"}),
+        json.dumps({"item": q, "field": "difficulty.toi", "value": "cause", "annotator": "boris"}),
         json.dumps({"undo": True}),
         json.dumps({"item": q}),
     ]

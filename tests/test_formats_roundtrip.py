@@ -218,8 +218,8 @@ def test_race_layouts_round_trip(expmrc_set, tmp_path):
     assert sum(len(p.questions) for p in ds.passages) == sum(len(r["questions"]) for r in race_recs)
     for target in (tmp_path / "out.json", tmp_path / "out.jsonl", tmp_path / "folder"):
         formats.write("race", through_json(ds), target)
-        (back,) = formats.read(target, fmt="race")
-        got = [race.record_from_passage(p) for p in back.passages]
+        back = formats.read(target, fmt="race")  # a folder: one dataset per file
+        got = [race.record_from_passage(p) for d in back for p in d.passages]
         assert sorted(got, key=lambda r: r["id"]) == sorted(race_recs, key=lambda r: r["id"])
     # RACE's own layout: a folder of .txt files without ids, named by the file
     folder = tmp_path / "RACE" / "dev" / "high"
@@ -227,11 +227,12 @@ def test_race_layouts_round_trip(expmrc_set, tmp_path):
     for r in race_recs[:3]:
         (folder / f"{r['id']}.txt").write_text(json.dumps({k: v for k, v in r.items() if k != "id"}),
                                                encoding="utf-8")
-    (ds,) = formats.read(tmp_path / "RACE")
-    assert [p.id for p in ds.passages] == sorted(f"{r['id']}.txt" for r in race_recs[:3])
-    assert {p.level for p in ds.passages} == {"high"} and {p.split for p in ds.passages} == {"dev"}
+    datasets = formats.read(tmp_path / "RACE")
+    passages = [p for d in datasets for p in d.passages]
+    assert [p.id for p in passages] == sorted(f"{r['id']}.txt" for r in race_recs[:3])
+    assert {p.level for p in passages} == {"high"} and {p.split for p in passages} == {"dev"}
     out = tmp_path / "RACE2"
-    formats.write("race", ds, out)
+    formats.write("race", datasets, out)
     for f in folder.iterdir():
         assert json.loads((out / "dev" / "high" / f.name).read_text(encoding="utf-8")) == json.loads(f.read_text())
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
+from desktop import formats
 from desktop.formats import _io
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,7 +151,14 @@ def test_ids_cannot_steer_an_export_out_of_its_folder(tmp_path, capsys):
     created = set(tmp_path.rglob("*")) - before
     assert created and all(p == out or out in p.parents for p in created), created
     assert not Path("/tmp/absolute_escape.txt").exists()
-    assert len([p for p in created if p.is_file()]) == 2
+    assert len([p for p in created if p.suffix == ".txt"]) == 2
+    # the renamed ids are listed next to them, and come back unchanged from the records
+    listed = dict(line.split("\t") for line in (out / "ids.tsv").read_text(encoding="utf-8").splitlines()[1:])
+    assert sorted(listed) == ["../../escaped", "/tmp/absolute_escape"]
+    for ident, name in listed.items():
+        assert "/" not in name and not name.startswith(".")
+        (ds,) = formats.read(out / name)
+        assert ds.passages[0].id == ident
 
 
 # ---------------------------------------------------------------- bounded memory

@@ -12,7 +12,6 @@ status 0 when every line was applied, 1 when some were not.
 """
 from __future__ import annotations
 
-import json
 import sys
 
 
@@ -32,6 +31,9 @@ def run(args, stdin=None, stdout=None) -> int:
     from desktop.store import Store
 
     stdin = stdin or sys.stdin
+    # bytes, decoded line by line: an invalid byte is that line's error, not a lone
+    # surrogate (Python's surrogateescape) that reaches the database insert
+    stdin = getattr(stdin, "buffer", stdin)
     stdout = stdout or sys.stdout
     failed = 0
     with Store.open(args.db, annotator=args.annotator, create=False) as store:
@@ -52,12 +54,23 @@ def run(args, stdin=None, stdout=None) -> int:
     return 1 if failed else 0
 
 
-def _one(store, line: str, change_cls) -> str:
+def _one(store, line: str | bytes, change_cls) -> str:
     from desktop.domain.errors import StoreError
+    from desktop.formats import _io
 
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"invalid UTF-8 at byte {exc.start} of the line (stdin must be UTF-8)") from None
     try:
-        obj = json.loads(line)
-    except ValueError as exc:
+        # the importers' JSON rules: no duplicate keys, finite numbers, valid Unicode, bounded depth
+        obj = _io.strict_loads(line)
+    except _io.DuplicateKey as exc:
+        raise StoreError(f"field {exc.key}: duplicate key in one object (which value was meant?)") from None
+    except _io.BadValue as exc:
+        raise StoreError(f"field {exc.path or 'value'}: {exc.message}") from None
+    except (ValueError, RecursionError) as exc:
         raise StoreError(f"not JSON ({exc})") from None
     if not isinstance(obj, dict):
         raise StoreError("expected a JSON object")

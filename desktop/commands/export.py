@@ -61,12 +61,13 @@ def run(args) -> int:
         # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
         tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
                             else f".{out.name}_tmp{os.getpid()}")
+        renamed = None
         try:
             if args.kind == "csv":
                 frame = table(datasets, store, preferred)
                 frame.to_csv(tmp, index=False)
             else:
-                _write(args.kind, datasets, tmp, preferred)
+                renamed = _write(args.kind, datasets, tmp, preferred)
             _replace(tmp, out)
         except OSError as exc:
             _remove(tmp)
@@ -76,16 +77,20 @@ def run(args) -> int:
             raise
     n = sum(len(p.questions) for d in datasets for p in d.passages)
     print(f"{out}: {n} questions from {len(datasets)} file(s) as {args.kind}")
+    if renamed:
+        first = ", ".join(f"{i!r} -> {name}" for i, name in renamed[:3])
+        print(f"note: {len(renamed)} passage id(s) are not safe or unique file names and were written under "
+              f"other names ({first}{', ...' if len(renamed) > 3 else ''}); the ids stay in the records; "
+              f"the list is in {out / 'ids.tsv'}")
     return 0
 
 
-def _write(kind: str, datasets, path: Path, annotator: str | None) -> None:
+def _write(kind: str, datasets, path: Path, annotator: str | None):
     from desktop import formats
 
     if kind == "embrace":
-        formats.write(kind, datasets, path, annotator=annotator)
-    else:
-        formats.write(kind, datasets, path)
+        return formats.write(kind, datasets, path, annotator=annotator)
+    return formats.write(kind, datasets, path)
 
 
 def _replace(tmp: Path, out: Path) -> None:

@@ -40,6 +40,27 @@ def run(args) -> int:
                                               "predictions")))
     print(f"annotators: {', '.join(s['annotators']) or '-'}")
     print(f"history: {s['history']} rows")
-    for f in s["files"]:
+    for f in _by_folder(s["files"]):
         print(f"  {f['source']:<10} {f['texts']:>5} texts {f['questions']:>6} questions  {f['file']}")
     return 0
+
+
+def _by_folder(files: list[dict]) -> list[dict]:
+    """One line per imported folder (its files summed, per source) and per single file."""
+    out: list[dict] = []
+    groups: dict[tuple, dict] = {}
+    for f in files:
+        folder = f.get("folder")
+        if not folder:
+            out.append(f)
+            continue
+        key = (folder, f["source"])
+        if key not in groups:
+            groups[key] = {"source": f["source"], "texts": 0, "questions": 0, "n": 0, "folder": folder}
+            out.append(groups[key])
+        g = groups[key]
+        g["texts"] += f["texts"]
+        g["questions"] += f["questions"]
+        g["n"] += 1
+        g["file"] = f"{folder} ({g['n']} file{'s' if g['n'] != 1 else ''})"
+    return out

@@ -8,6 +8,7 @@ reader for data that came in through it.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -22,7 +23,6 @@ FORMATS = ("race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmos
 WRITABLE = ("race", "embrace", "expmrc")
 EXTENSIONS = (".json", ".jsonl", ".txt", ".xml", ".csv")
 _SNIFF_BYTES = 64 * 1024
-_PRED = re.compile(r'^\{\s*"[^"]*-\d+"\s*:\s*\{')
 
 
 def _module(fmt: str):
@@ -42,10 +42,10 @@ def walk(folder: str | os.PathLike) -> list[Path]:
             f = Path(dirpath) / name
             if name.startswith(".") or f.suffix.lower() not in EXTENSIONS:
                 continue
-            real = f.resolve()
-            if real != f and root not in real.parents:
+            # folders are walked without following links, so only the file itself can be one
+            if f.is_symlink() and root not in f.resolve().parents:
                 continue
-            if real.is_file():
+            if f.is_file():
                 out.append(f)
     return out
 
@@ -73,47 +73,147 @@ def detect(path: str | os.PathLike) -> str:
     if not head.strip():
         raise InputError(str(p), None, None, "the file is empty")
     first = head.lstrip()
-    if suffix == ".jsonl" and "\n" not in first.rstrip("\n"):
-        # one record longer than the sniffed head: decide on the first line's keys
+    if first.startswith("{") and (suffix == ".jsonl" or "\n" in first.strip()):
+        # JSON lines (or one object per line under another extension): the first record decides
         kind = _detect_first_line(p)
         if kind:
             return kind
-    if '"mcq"' in head and '"test"' in head:
-        return "embrace"
-    # ExpMRC wraps passages in {"version", "data": [...]}; "evidences" may lie beyond the sniffed head
-    if first.startswith("{") and ('"evidences"' in head or re.search(r'"data"\s*:\s*\[', head)):
-        return "expmrc"
-    if '"context_id"' in head or '"correct_answer_id"' in head:
-        return "quail"
-    if '"article"' in head:
-        return "race"
-    if _PRED.match(first):
-        return "expmrc-pred"
-    if re.match(r"\[\s*\[", first):
-        return "dream"
+    # Keys are read from the JSON structure of the head, never from string values: a RACE
+    # option that says "test" or "mcq" does not make the file EMBRACE.
+    shape = _Shape.of(head)
+    kind = shape.kind()
+    if kind:
+        return kind
     if "context" in first.split("\n", 1)[0] and "answer0" in first.split("\n", 1)[0]:
         return "cosmosqa"
     raise InputError(str(p), None, None,
                      "cannot tell the format from the content; name it (race, embrace, expmrc, dream, quail, cosmosqa)")
 
 
+def _kind_of_record(keys) -> str | None:
+    keys = set(keys)
+    if {"test", "text"} <= keys:
+        return "embrace"
+    if "context_id" in keys or "correct_answer_id" in keys:
+        return "quail"
+    if "article" in keys:
+        return "race"
+    return None
+
+
 def _detect_first_line(p: Path) -> str | None:
-    import json
     with open(p, "rb") as fh:
         line = fh.readline(_io.MAX_BYTES)
     try:
         rec = json.loads(line.decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(rec, dict):
+    return _kind_of_record(rec) if isinstance(rec, dict) else None
+
+
+_COLON = re.compile(r"\s*(:?)")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+
+
+class _Shape:
+    """The keys at the top of a JSON document, from its first bytes (which may end mid-way).
+
+    top: "object" | "list"; keys: the top object's keys; first: the type of the top list's
+    first element and that element's keys; data: the keys of the first object of "data"."""
+
+    def __init__(self):
+        self.top: str | None = None
+        self.keys: list[str] = []
+        self.first: str | None = None
+        self.first_keys: list[str] = []
+        self.data_keys: list[str] = []
+        self.first_value: str | None = None  # the type of the top object's first value
+
+    @classmethod
+    def of(cls, head: str) -> "_Shape":
+        shape = cls()
+        stack: list[str] = []  # "{" or "[" per open container
+        path: list = []  # per level: the current key (objects) or element index (lists)
+        pending_key = None
+        for m in _TOKEN.finditer(head):
+            tok = m.group()
+            if tok == ":":
+                continue
+            if tok in "{[":
+                shape._enter(stack, path, tok)
+                stack.append(tok)
+                path.append(None if tok == "{" else 0)
+                pending_key = None
+                continue
+            if tok in "}]":
+                if not stack:
+                    break
+                stack.pop()
+                path.pop()
+                if not stack:
+                    break
+                continue
+            if tok == ",":
+                if stack and stack[-1] == "[":
+                    path[-1] += 1
+                    if len(stack) == 1:  # past the top list's first element: all that decides
+                        break
+                pending_key = None
+                continue
+            if stack and stack[-1] == "{" and pending_key is None and tok.startswith('"'):
+                colon = _COLON.match(head, m.end())
+                if colon.group(1) or colon.end() == len(head):
+                    try:
+                        key = json.loads(tok)
+                    except ValueError:
+                        key = tok.strip('"')
+                    pending_key = key
+                    path[-1] = key
+                    shape._key(stack, path, key)
+                    if len(stack) == 1 and _kind_of_record(shape.keys):
+                        break  # a record's own keys decide (a RACE file: "article")
+                    continue
+            if not stack:
+                shape.top = shape.top or "scalar"
+            elif len(stack) == 1 and stack[0] == "{" and shape.first_value is None:
+                shape.first_value = "scalar"
+            elif len(stack) == 1 and stack[0] == "[" and path[0] == 0 and shape.first is None:
+                shape.first = "scalar"
+        return shape
+
+    def _enter(self, stack, path, tok):
+        kind = "object" if tok == "{" else "list"
+        if not stack:
+            self.top = self.top or kind
+        elif len(stack) == 1 and stack[0] == "[" and path[0] == 0:
+            self.first = self.first or kind
+        elif len(stack) == 1 and stack[0] == "{" and self.first_value is None:
+            self.first_value = kind
+
+    def _key(self, stack, path, key):
+        if len(stack) == 1:
+            self.keys.append(key)
+        elif len(stack) == 2 and stack[0] == "[" and path[0] == 0:
+            self.first_keys.append(key)
+        elif len(stack) == 3 and path[0] == "data" and stack[1] == "[" and path[1] == 0:
+            self.data_keys.append(key)
+
+    def kind(self) -> str | None:
+        if self.top == "object":
+            by_keys = _kind_of_record(self.keys)  # an ExpMRC document has no "article" of its own
+            if by_keys:
+                return by_keys
+            if "data" in self.keys:
+                return "expmrc"
+            if self.keys and self.first_value == "object" and all(re.search(r"-\d+$", k) for k in self.keys):
+                return "expmrc-pred"
+            return None
+        if self.top == "list":
+            if self.first == "list":
+                return "dream"
+            if self.first == "object":
+                return _kind_of_record(self.first_keys)
         return None
-    if "test" in rec and "text" in rec:
-        return "embrace"
-    if "context_id" in rec or "correct_answer_id" in rec:
-        return "quail"
-    if "article" in rec:
-        return "race"
-    return None
 
 
 def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None,
@@ -141,14 +241,25 @@ def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = Non
     if not p.exists():
         raise InputError(str(p), None, None, "no such file or folder")
     if p.is_dir():
+        root = p.resolve()
         files = walk(p)
         if not files:
             raise InputError(str(p), None, None, f"no data files ({', '.join(EXTENSIONS)}) in the folder")
-        kinds = {f: (fmt if fmt != "auto" else detect(f)) for f in files}
-        if set(kinds.values()) == {"race"}:
-            from . import race
-            return [race.read(p, annotator)]
-        return [ds for f in files for ds in _read_file(f, kinds[f], annotator)]
+        out = []
+        for f in files:
+            # each file is its own dataset, recorded under its own path (as given: relative stays
+            # relative), so `export --file` finds it again and re-importing skips it by its bytes
+            rel = f.relative_to(root)
+            shown = p / rel
+            kind = fmt if fmt != "auto" else detect(f)
+            for ds in _read_file(f, kind, annotator, shown=shown):
+                ds.extra["folder"] = str(p)
+                ds.extra["path_in_folder"] = rel.as_posix()
+                if kind == "race":  # a RACE folder export writes each passage back to its own file
+                    for passage in ds.passages:
+                        passage.extra.setdefault("file", rel.as_posix())
+                out.append(ds)
+        return out
     return _read_file(p, detect(p) if fmt == "auto" else fmt, annotator)
 
 
@@ -176,20 +287,32 @@ class _Reading:
         self.progress(self.total, self.total, self.records)
 
 
-def _read_file(p: Path, fmt: str, annotator: str | None) -> list[Dataset]:
-    if fmt == "expmrc-pred":
-        from .expmrc import read_predictions
-        preds = read_predictions(p)
-        return [Dataset(source="expmrc-pred", extra={"file": str(p), "format": fmt, "model_id": p.stem,
-                                                     "predictions": preds})]
-    return [_module(fmt).read(p, annotator)]
+def _read_file(p: Path, fmt: str, annotator: str | None, shown: Path | None = None) -> list[Dataset]:
+    token = _io.DIGESTS.set({})
+    try:
+        if fmt == "expmrc-pred":
+            from .expmrc import read_predictions
+            preds = read_predictions(p)
+            datasets = [Dataset(source="expmrc-pred", extra={"file": str(p), "format": fmt, "model_id": p.stem,
+                                                            "predictions": preds})]
+        else:
+            datasets = [_module(fmt).read(p, annotator)]
+        sha = _io.DIGESTS.get().get(str(p))
+    finally:
+        _io.DIGESTS.reset(token)
+    for ds in datasets:
+        if shown is not None:
+            ds.extra["file"] = str(shown)
+        if sha is not None:
+            ds.extra["sha256"] = sha  # of the bytes that were read, for "already imported"
+    return datasets
 
 
-def write(fmt: str, datasets: Dataset | list[Dataset], path: str | os.PathLike, **options) -> None:
+def write(fmt: str, datasets: Dataset | list[Dataset], path: str | os.PathLike, **options):
     """Write datasets as race (folder, .json list or .jsonl), embrace (.jsonl) or expmrc (.json)."""
     if fmt not in WRITABLE:
         raise InputError(str(path), None, None, f"cannot write {fmt!r}; writable: {', '.join(WRITABLE)}")
-    _module(fmt).write(datasets, path, **options)
+    return _module(fmt).write(datasets, path, **options)
 
 
 def iter_questions(datasets: list[Dataset]) -> Iterator:

@@ -6,12 +6,17 @@ raised before any domain object leaves the reader (never a partial dataset).
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
+import re
+import threading
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Iterator
 
+from desktop.domain import values
 from desktop.domain.errors import InputError
 from desktop.domain.model import LETTERS
 
@@ -24,11 +29,12 @@ READING: ContextVar = ContextVar("READING", default=None)
 MIN_ALTERNATIVES, MAX_ALTERNATIVES = 2, 5
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
-    p = Path(path)
-    if READING.get() is not None:
-        READING.get().file(p)
+# Set by `formats.read` around each file: {path: sha256 of the bytes read}, so that the
+# "already imported" fingerprint is of what was read, not of the file as it is later.
+DIGESTS: ContextVar = ContextVar("DIGESTS", default=None)
+
+
+def _size_checked(p: Path) -> int:
     try:
         size = p.stat().st_size
     except OSError as exc:
@@ -36,12 +42,50 @@ def read_text(path: str | os.PathLike) -> str:
     if size > MAX_BYTES:
         raise InputError(str(p), None, None,
                          f"file is {size / 2**20:.0f} MB, above the {MAX_BYTES // 2**20} MB limit")
+    return size
+
+
+def _digest(p: Path, sha: str) -> None:
+    digests = DIGESTS.get()
+    if digests is None:
+        return
+    old = digests.setdefault(str(p), sha)
+    if old != sha:  # read twice (layout sniffing) and the bytes differ: replaced while we read it
+        raise InputError(str(p), None, None, "the file changed while it was being read; nothing was imported")
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes, refusing huge or empty files; the sha256 of exactly these bytes is noted."""
+    p = Path(path)
+    if READING.get() is not None:
+        READING.get().file(p)
+    size = _size_checked(p)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            # read(n) allocates n bytes up front: ask for the size stat gave (and one more, to see growth)
+            chunks = [fh.read(size + 1)]
+            total = len(chunks[0])
+            while total > size:  # it grew since stat: read on, in small pieces, up to the cap
+                more = fh.read(1 << 20)
+                if not more:
+                    break
+                chunks.append(more)
+                total += len(more)
+                if total > MAX_BYTES:
+                    raise InputError(str(p), None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
     except OSError as exc:
         raise InputError(str(p), None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if not data.strip():
         raise InputError(str(p), None, None, "the file is empty")
+    _digest(p, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The file's text as UTF-8 (a BOM is tolerated), refusing huge, empty or undecodable files."""
+    p = Path(path)
+    data = read_bytes(p)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -55,15 +99,75 @@ def _parse_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
+class DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _pairs(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):  # the first value would be silently lost
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
+_FLOATS = threading.local()
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):  # 1e999: `values.problem` then names the field
+        _FLOATS.nonfinite = True
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_parse_float, parse_constant=_parse_constant)
+# A lone surrogate can only come from an escape (the text itself was valid UTF-8)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def strict_loads(text: str) -> Any:
+    """json.loads that refuses what JSON allows but the product cannot keep: duplicate keys,
+    non-finite numbers, lone surrogates, values nested deeper than `values.MAX_DEPTH`.
+    Raises ValueError (json.JSONDecodeError for syntax; DuplicateKey; ValueError(path, message))."""
+    _FLOATS.nonfinite = False
+    obj = _DECODER.decode(text)
+    # the walk only where something can be wrong: it costs more than the parse itself
+    if (_FLOATS.nonfinite or text.count("[") + text.count("{") > values.MAX_DEPTH
+            or ("\\u" in text and _SURROGATE_ESCAPE.search(text))):
+        bad = values.problem(obj)
+        if bad is not None:
+            raise BadValue(*bad)
+    return obj
+
+
+class BadValue(ValueError):
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path, self.message = path, message
+
+
 def loads(text: str, file: str, record: str | None = None) -> Any:
     try:
-        return json.loads(text, parse_constant=_parse_constant)
+        return strict_loads(text)
     except json.JSONDecodeError as exc:
         where = record or f"line {exc.lineno}"
         hint = " (truncated file?)" if exc.pos >= len(text.rstrip()) else ""
         raise InputError(file, where, None,
                          f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}") from None
-    except (ValueError, RecursionError) as exc:
+    except DuplicateKey as exc:
+        raise InputError(file, record, exc.key,
+                         "duplicate key in one object (JSON readers keep only one of the values)") from None
+    except BadValue as exc:
+        raise InputError(file, record, exc.path or None, exc.message) from None
+    except RecursionError:
+        raise InputError(file, record, None, f"invalid JSON: nested more than {values.MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
         raise InputError(file, record, None, f"invalid JSON: {exc}") from None
 
 
@@ -71,20 +175,61 @@ def load_json(path: str | os.PathLike) -> Any:
     return loads(read_text(path), str(path))
 
 
-def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
-    """(line number, object) for each non-blank line; every line must be a JSON object."""
-    file = str(path)
-    lines = read_text(path).split("\n")
+def iter_jsonl(path: str | os.PathLike, style: dict | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, object) for each non-blank line; every line must be a JSON object.
+
+    Streams: one line at a time is held as text, so a large file costs its records,
+    not its text twice over; the sha256 of the bytes read is noted at the end.
+    `style`, if given, is filled with the file's `json_style` (from its first record, with
+    ASCII escapes and the final newline judged on every line)."""
+    p = Path(path)
+    file = str(p)
     reading = READING.get()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if reading is not None:
-            reading.record(n, len(lines))
-        obj = loads(line, file, f"line {n}")
-        if not isinstance(obj, dict):
-            raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")
-        yield n, obj
+    if reading is not None:
+        reading.file(p)
+    size = _size_checked(p)
+    h = hashlib.sha256()
+    read = 0
+    content = False
+    ascii_only, escapes, last = True, False, b""
+    try:
+        fh = open(p, "rb")
+    except OSError as exc:
+        raise InputError(file, None, None, f"cannot read the file ({exc.strerror or exc})") from None
+    with fh:
+        for n, raw in enumerate(fh, 1):
+            h.update(raw)
+            read += len(raw)
+            last = raw
+            if read > MAX_BYTES:
+                raise InputError(file, None, None, f"file is above the {MAX_BYTES // 2**20} MB limit")
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(file, f"line {n}", None,
+                                 f"invalid UTF-8 at byte {read - len(raw) + exc.start} "
+                                 "(the file must be UTF-8 encoded)") from None
+            if not line.strip():
+                continue
+            if style is not None:
+                if not content:
+                    style.update(json_style(line.rstrip("\n")))
+                if ascii_only and not line.isascii():
+                    ascii_only = False
+                escapes = escapes or (ascii_only and has_escapes(line))
+            content = True
+            if reading is not None:
+                reading.record(read, max(size, read))
+            obj = loads(line, file, f"line {n}")
+            if not isinstance(obj, dict):
+                raise InputError(file, f"line {n}", None, f"expected a JSON object, found {type_name(obj)}")
+            yield n, obj
+    if not content:
+        raise InputError(file, None, None, "the file is empty")
+    if style is not None:
+        style["ensure_ascii"] = ascii_only and escapes
+        style["final_newline"] = last.endswith(b"\n")
+    _digest(p, h.hexdigest())
 
 
 def type_name(value: Any) -> str:
@@ -105,6 +250,16 @@ def check_type(value: Any, kind: str, file: str, record: Any, field: str, nullab
     if not ok:
         raise InputError(file, record, field, f"expected {kind}, found {type_name(value)}")
     return value
+
+
+def check_id(value: Any, file: str, record: Any, field: str = "id") -> str:
+    """An id read from a file (string or number) as text; refused when it holds control
+    characters (NUL, newline...): an id is shown, typed, and becomes a file name."""
+    check_type(value, "string or number", file, record, field)
+    bad = values.id_problem(str(value))
+    if bad:
+        raise InputError(file, record, field, bad)
+    return str(value)
 
 
 def get(obj: dict, key: str, kind: str, file: str, record: Any, prefix: str = "",
@@ -176,5 +331,47 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     os.replace(tmp, p)
 
 
-def dumps_line(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+def dumps_line(obj: Any, style: dict | None = None) -> str:
+    """One JSON value in the file's own style (`json_style`), so an unedited export is byte-identical."""
+    style = style or {}
+    indent = style.get("indent")
+    item, key = style.get("separators") or ((",", ": ") if indent is not None else (", ", ": "))
+    return json.dumps(obj, ensure_ascii=bool(style.get("ensure_ascii", False)), indent=indent,
+                      separators=(item, key))
+
+
+_STYLE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[,:]\s*|[^",:]+')
+
+
+def json_style(text: str) -> dict:
+    """How a JSON file was written (from its first 64 KB): indent, separators, ASCII escapes,
+    final newline; what `dumps_line` needs to write the same bytes for the same values."""
+    head = text[:65536]
+    stripped = head.lstrip()
+    indent = None
+    if stripped[:1] in "{[" and stripped[1:2] == "\n":
+        second = stripped[2:].split("\n", 1)[0]
+        indent = len(second) - len(second.lstrip(" "))
+        if indent == 0:
+            indent = None
+    item = key = None
+    for m in _STYLE_TOKEN.finditer(head):
+        tok = m.group()
+        if tok[0] == ":" and key is None:
+            key = ": " if tok[1:2] == " " else ":"
+        elif tok[0] == "," and item is None:
+            item = ", " if tok[1:2] == " " and indent is None else ","
+        if item is not None and key is not None:
+            break
+    return {"indent": indent,
+            "separators": [item or (", " if indent is None else ","), key or ": "],
+            "ensure_ascii": text.isascii() and has_escapes(text),
+            "final_newline": text.endswith("\n")}
+
+
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])")
+
+
+def has_escapes(text: str) -> bool:
+    """Whether the text writes a non-ASCII character as a \\uXXXX escape (json.dumps' default)."""
+    return _NON_ASCII_ESCAPE.search(text) is not None

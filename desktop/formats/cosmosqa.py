@@ -1,9 +1,11 @@
 """CosmosQA CSV: context, question, answer0..answerN, label [, id]; read-only.
 
-Rows sharing a context become one passage (ids "cosmosqa-<k>" in order of first
-appearance, unless the row ids name the context); the question id is the row's id
-when the file has one, else "<passage id>-<j>".  A missing label (the test split)
-gives a question without key.
+Rows sharing a context become one passage, named by its text ("cosmosqa-" + the first
+12 hex digits of the context's sha1), so that two files (train and dev) that share a
+context agree on its id whatever their order; the question id is the row's id when the
+file has one, else "<passage id>-<k>" with k the first 8 hex digits of the sha1 of the
+question and its answers (again the same in any file).  A missing label (the test
+split) gives a question without key.
 """
 from __future__ import annotations
 
@@ -57,14 +59,21 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
             key = int(raw)
         passage = by_context.get(context)
         if passage is None:
-            passage = Passage(id=f"cosmosqa-{len(by_context)}", text=context, source="cosmosqa")
+            passage = Passage(id=f"cosmosqa-{_digest(context)[:12]}", text=context, source="cosmosqa")
             by_context[context] = passage
             ds.passages.append(passage)
         j = len(passage.questions)
-        qid = row[col["id"]] if "id" in col and row[col["id"]].strip() else f"{passage.id}-{j}"
+        qid = row[col["id"]] if "id" in col and row[col["id"]].strip() else \
+            f"{passage.id}-{_digest(chr(0).join([stem, *alts]))[:8]}"
+        _io.check_id(qid, file, label)
         label = f"line {n} (id {qid})"
         if not seen.add(qid, row, label):
             continue
         passage.questions.append(Question(id=qid, passage_id=passage.id, index=j, stem=stem, alternatives=alts,
                                           key=key, source="cosmosqa"))
     return ds
+
+
+def _digest(text: str) -> str:
+    import hashlib
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()

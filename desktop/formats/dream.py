@@ -29,7 +29,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         if not isinstance(item, list) or len(item) != 3:
             raise InputError(file, label, None, "expected [turns, questions, id]")
         turns, questions, pid = item
-        _io.check_type(pid, "string or number", file, label, "[2] (id)")
+        _io.check_id(pid, file, label, "[2] (id)")
         label = f"item {i} (id {pid})"
         _io.check_type(turns, "list", file, label, "[0] (turns)")
         for t, turn in enumerate(turns):

@@ -28,6 +28,7 @@ from desktop.domain.model import (
 )
 
 from . import _io
+from .race import in_order
 
 _PREFIX = re.compile(r"^\(([A-Za-z])\) ?")
 
@@ -113,7 +114,8 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     ds = Dataset(source="embrace", extra={"file": file, "format": "embrace", "warnings": []})
     passages = _io.IdRegistry(file, "text")
     questions = _io.IdRegistry(file, "question")
-    for n, rec in _io.iter_jsonl(path):
+    style: dict = {}
+    for n, rec in _io.iter_jsonl(path, style):
         passage = _passage(rec, file, n, annotator, ds.extra["warnings"])
         if not passages.add(passage.id, rec, f"line {n}"):
             continue
@@ -122,12 +124,14 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         ds.passages.append(passage)
     if not ds.passages:
         raise InputError(file, None, None, "no EMBRACE records in the file")
+    ds.extra["json_style"] = style  # written back the same way: an unedited export is byte-identical
     return ds
 
 
 def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Passage:
     label = f"line {n}"
     pid = _io.get(rec, "id", "string or number", file, label)
+    _io.check_id(pid, file, label)
     label = f"line {n} (id {pid})"
     text = _io.get(rec, "text", "string", file, label)
     test = _io.get(rec, "test", "list", file, label)
@@ -135,7 +139,8 @@ def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Pa
     _io.check_type(flags, "object", file, label, "flags", nullable=True)
     level, split = _level_split(rec.get("race_file"))
     passage = Passage(id=str(pid), text=text, source="embrace", level=level, split=split,
-                      extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")}})
+                      extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")},
+                             "keys": list(rec)})
     for j, qrec in enumerate(test):
         passage.questions.append(_question(qrec, j, passage, flags or {}, file, n, annotator, warnings))
     return passage
@@ -146,7 +151,8 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
     f = f"test[{j}]"
     if not isinstance(qrec, dict):
         raise InputError(file, f"line {n}", f, f"expected an object, found {_io.type_name(qrec)}")
-    qid = str(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."))
+    qid = _io.check_id(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."), file, f"line {n}",
+                       f"{f}.id")
     label = f"line {n}, question {qid}"
     mcq = _io.get(qrec, "mcq", "object", file, label, f"{f}.")
     stem = _io.get(mcq, "stem", "string", file, label, f"{f}.mcq.")
@@ -398,11 +404,13 @@ def passage_record(passage: Passage, annotator: str | None = None) -> dict:
         rec["flags"] = text_flags
     rec["text"] = passage.text
     rec["test"] = test
-    return rec
+    return in_order(rec, passage.extra.get("keys"))
 
 
 def write(datasets: Dataset | list[Dataset], path: str | os.PathLike, annotator: str | None = None) -> None:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
-    lines = [_io.dumps_line(passage_record(p, annotator)) for ds in datasets for p in ds.passages]
-    _io.write_text_atomic(Path(path), "".join(line + "\n" for line in lines))
+    style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
+    lines = [_io.dumps_line(passage_record(p, annotator), style) for ds in datasets for p in ds.passages]
+    end = "\n" if (style or {}).get("final_newline", True) else ""
+    _io.write_text_atomic(Path(path), "\n".join(lines) + end if lines else "")

@@ -12,7 +12,9 @@ Prediction files {"<pid>-<j>": {"answer": "C", "evidence": "..."}} are read by
 """
 from __future__ import annotations
 
+import bisect
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
 
 from . import _io
-from .race import passage_from_record, record_from_passage
+from .race import in_order, passage_from_record, record_from_passage
 
 EXACT, WHITESPACE = "exact", "whitespace"
 
@@ -30,13 +32,21 @@ def reference_annotator(r: int) -> str:
     return f"expmrc-ref-{r + 1}"
 
 
+_BLOCK = 1 << 16
+_SPACE = re.compile(r"\s+")
+
+
 class _Locator:
-    """Finds a reference in one article: exactly, else ignoring all whitespace (linear time)."""
+    """Finds a reference in one article: exactly, else ignoring all whitespace (linear time).
+
+    The whitespace-free copy of the article is built once; a position in it is mapped back
+    through the copy's length at every 64 K characters of the article (a few numbers, not
+    one per character: a list of offsets for a 190 MB article took gigabytes)."""
 
     def __init__(self, article: str):
         self.article = article
         self._compact: str | None = None
-        self._offsets: list[int] = []
+        self._marks: list[int] = []  # compact length before each block of the article
 
     def locate(self, ref: str) -> tuple[int, int, str] | None:
         if not ref.strip():
@@ -45,24 +55,42 @@ class _Locator:
         if i >= 0:
             return i, i + len(ref), EXACT
         if self._compact is None:
-            self._offsets = [k for k, ch in enumerate(self.article) if not ch.isspace()]
-            self._compact = "".join(self.article[k] for k in self._offsets)
+            parts, self._marks = [], [0]
+            for k in range(0, len(self.article), _BLOCK):
+                parts.append(_SPACE.sub("", self.article[k:k + _BLOCK]))
+                self._marks.append(self._marks[-1] + len(parts[-1]))
+            self._compact = "".join(parts)
         needle = "".join(ref.split())
         i = self._compact.find(needle)
         if i < 0:
             return None
-        return self._offsets[i], self._offsets[i + len(needle) - 1] + 1, WHITESPACE
+        return self._original(i), self._original(i + len(needle) - 1) + 1, WHITESPACE
+
+    def _original(self, c: int) -> int:
+        """The article index of the c-th non-whitespace character."""
+        b = bisect.bisect_right(self._marks, c) - 1
+        left = c - self._marks[b]
+        start = b * _BLOCK
+        for k, ch in enumerate(self.article[start:start + _BLOCK]):
+            if not ch.isspace():
+                if left == 0:
+                    return start + k
+                left -= 1
+        raise AssertionError("compact index beyond its block")  # pragma: no cover
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     """An ExpMRC dataset file → Dataset (evidence annotators are fixed by reference position)."""
     file = str(path)
-    doc = _io.load_json(path)
+    text = _io.read_text(path)
+    style = _io.json_style(text)  # indentation and separators, so an unedited export is byte-identical
+    doc = _io.loads(text, file)
+    del text
     if not isinstance(doc, dict):
         raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
     data = _io.get(doc, "data", "list", file, None)
     ds = Dataset(source="expmrc", extra={
-        "file": file, "format": "expmrc", "warnings": [],
+        "file": file, "format": "expmrc", "warnings": [], "json_style": style, "keys": list(doc),
         "top": {k: v for k, v in doc.items() if k != "data"},
         "counts": {EXACT: 0, WHITESPACE: 0, "unlocated": 0},
     })
@@ -128,8 +156,9 @@ def evidence_references(q, passage_text: str) -> list[str]:
 def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
-    import json
-    _io.write_text_atomic(path, json.dumps(to_document(datasets), ensure_ascii=False))
+    style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
+    text = _io.dumps_line(to_document(datasets), style)
+    _io.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
 
 
 def to_document(datasets: list[Dataset]) -> dict:
@@ -142,8 +171,9 @@ def to_document(datasets: list[Dataset]) -> dict:
         for p in ds.passages:
             rec = record_from_passage(p)
             rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
-            data.append(rec)
-    return {**top, "data": data}
+            data.append(in_order(rec, p.extra.get("keys")))
+    keys = next((ds.extra["keys"] for ds in datasets if ds.extra.get("keys")), None)
+    return in_order({**top, "data": data}, keys)
 
 
 def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | int | None = None
@@ -160,6 +190,7 @@ def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | i
     model_id = Path(path).stem
     out: dict[str, Prediction] = {}
     for qid, row in doc.items():
+        _io.check_id(qid, file, repr(qid), "id")
         _io.check_type(row, "object", file, qid, None)
         answer = _io.get(row, "answer", "string", file, qid)
         evidence = row.get("evidence")

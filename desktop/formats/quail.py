@@ -59,6 +59,7 @@ def read_xml(path: Path) -> Dataset:
         label = f"text {i}" + (f" (id {pid})" if pid else "")
         if not pid:
             raise InputError(file, label, "id", "missing attribute")
+        _io.check_id(pid, file, label)
         body = tx.find("text_body")
         if body is None:
             raise InputError(file, label, "text_body", "missing element")
@@ -99,9 +100,9 @@ def read_jsonl(path: Path) -> Dataset:
     seen = _io.IdRegistry(file, "question")
     for n, rec in _io.iter_jsonl(path):
         label = f"line {n}"
-        qid = str(_io.get(rec, "id", "string or number", file, label))
+        qid = _io.check_id(_io.get(rec, "id", "string or number", file, label), file, label)
         label = f"line {n} (id {qid})"
-        cid = str(_io.get(rec, "context_id", "string or number", file, label))
+        cid = _io.check_id(_io.get(rec, "context_id", "string or number", file, label), file, label, "context_id")
         context = _io.get(rec, "context", "string", file, label)
         stem = _io.get(rec, "question", "string", file, label)
         alts = _io.check_alternatives(_io.get(rec, "answers", "list", file, label), file, label, "answers")

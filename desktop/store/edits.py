@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from desktop.domain import difficulty, typology, values
 from desktop.domain.changes import STATUSES, Change, is_known_field
 from desktop.domain.errors import StoreError
 from desktop.domain.model import ANSWERABILITY, BASIS, HUMAN, IMPORTED, ORIGINS, ROLES
@@ -165,11 +166,15 @@ def plan_change(conn, change: Change, annotator: str) -> tuple[Any, Any, int | N
     field, value, item = change.field, change.value, change.item
     if not is_known_field(field):
         raise _bad(change, "unknown field")
+    bad = values.problem(value)
+    if bad is not None:  # what the store keeps, every export must be able to write
+        raise _bad(change, f"{bad[0] + ': ' if bad[0] else ''}{bad[1]}")
     q = conn.execute("SELECT passage_id, alternatives FROM questions WHERE id=?", (item,)).fetchone()
     if q is None:
         raise StoreError(f"unknown item {item!r}")
     n_alternatives = len(loads(q[1], "questions", "alternatives", item, list))
-    text_len = conn.execute("SELECT length(text) FROM passages WHERE id=?", (q[0],)).fetchone()[0]
+    # counted in Python: SQLite's length() stops at the first NUL character of a text
+    text_len = len(conn.execute("SELECT text FROM passages WHERE id=?", (q[0],)).fetchone()[0])
     target = None
     if field == "comment":
         if not isinstance(value, str):
@@ -192,16 +197,24 @@ def plan_change(conn, change: Change, annotator: str) -> tuple[Any, Any, int | N
             raise _bad(change, "a note is a text")
         after = value or None
     elif field.startswith("difficulty."):
-        if not field.split(".", 1)[1]:
-            raise _bad(change, "which difficulty variable?")
+        var = field.split(".", 1)[1]
+        if var not in difficulty.VARIABLES:
+            raise _bad(change, f"unknown difficulty variable {var!r}; one of {', '.join(difficulty.VARIABLES)}")
+        if value is not None:
+            try:  # the scale's own vocabulary: a category it cannot score, no export can write
+                difficulty.points(var, value)
+            except (ValueError, TypeError, KeyError) as exc:
+                known = ", ".join(map(repr, difficulty.categories(var)))
+                raise _bad(change, f"{exc}; known categories: {known}") from None
         after = value
     elif field == "multiple_texts":
         if value is not None and not isinstance(value, bool):
             raise _bad(change, "multiple_texts is true, false or null")
         after = value
     elif field in ("text_format", "unit_type"):
-        if value is not None and not isinstance(value, str):
-            raise _bad(change, f"{field} is a text or null")
+        known = difficulty.TEXT_FORMATS if field == "text_format" else difficulty.UNIT_TYPES
+        if value is not None and value not in known:
+            raise _bad(change, f"{field} is one of {', '.join(known)} or null, not {value!r}")
         after = value
     elif field == "span.add":
         after = _new_span(change, annotator, n_alternatives, text_len)
@@ -252,13 +265,21 @@ def _new_span(change: Change, annotator: str, n_alternatives: int, text_len: int
     if origin not in ORIGINS:
         raise _bad(change, f"unknown origin {origin!r}")
     return {"id": None, "question_id": change.item, "role": role, "alternative": alternative, "start": start,
-            "end": end, "annotator": annotator, "origin": origin, "extra": v.get("extra") or {}}
+            "end": end, "annotator": annotator, "origin": origin, "extra": _extra(change, v)}
 
 
 def _new_problem(change: Change, annotator: str, n_alternatives: int, text_len: int) -> dict:
     v = change.value
     if not isinstance(v, dict) or not isinstance(v.get("type"), str) or not isinstance(v.get("element"), str):
         raise _bad(change, 'a problem is {"type", "element", "note"?, "alternative"?, "start"?, "end"?}')
+    # the typology's vocabulary: reports and the EMBRACE writer know only these (whether a
+    # type suits its element is the window's warning, not a reason to lose the tag)
+    if v["type"] not in typology.TYPES:
+        raise _bad(change, f"unknown problem type {v['type']!r}; known types: {', '.join(typology.TYPES)}")
+    if v["element"] not in typology.ELEMENTS:
+        raise _bad(change, f"unknown element {v['element']!r}; one of {', '.join(typology.ELEMENTS)}")
+    if v.get("note") is not None and not isinstance(v["note"], str):
+        raise _bad(change, "a problem's note is a text")
     start, end = v.get("start"), v.get("end")
     if start is not None or end is not None:
         start, end = _int(change, start, "start"), _int(change, end, "end")
@@ -272,7 +293,16 @@ def _new_problem(change: Change, annotator: str, n_alternatives: int, text_len: 
         raise _bad(change, f"unknown origin {origin!r}")
     return {"id": None, "question_id": change.item, "type": v["type"], "element": v["element"],
             "annotator": annotator, "origin": origin, "note": v.get("note") or "", "alternative": alternative,
-            "start": start, "end": end, "extra": v.get("extra") or {}}
+            "start": start, "end": end, "extra": _extra(change, v)}
+
+
+def _extra(change: Change, v: dict) -> dict:
+    extra = v.get("extra")
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):  # writers read keys from it
+        raise _bad(change, f"extra must be an object, not {type(extra).__name__}")
+    return extra
 
 
 def target_of(field: str, before: Any, after: Any) -> int | None:

@@ -17,6 +17,8 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPORTED, ORIGINS, ROLES,
                                   Dataset, Passage, Question)
 
+from desktop.domain import values
+
 from .rows import ImportResult
 
 
@@ -88,8 +90,15 @@ class _Plan:
 def _check_json(file: str, record: str, field: str, value: Any) -> str:
     try:
         text = dumps(value)
+    except RecursionError:
+        text = None
     except (TypeError, ValueError) as exc:
         raise InputError(file, record, field, f"value cannot be stored as JSON ({exc})") from exc
+    if text is None or values.could_have_problem(text):
+        bad = values.problem(value)
+        if bad is not None:
+            where, message = bad
+            raise InputError(file, record, f"{field}.{where}" if where else field, message)
     return text
 
 
@@ -120,14 +129,30 @@ def question_annotations(q: Question, annotator: str) -> dict:
     }
 
 
+def _check_text(file: str, record: str, field: str, value: Any, what: str) -> None:
+    if type(value) is str and value.isascii():  # O(1): nothing to check in ASCII text
+        return
+    if not isinstance(value, str):
+        raise InputError(file, record, field, f"{what} must be text")
+    bad = values.text_problem(value)
+    if bad:
+        raise InputError(file, record, field, bad)
+
+
+def _check_id(file: str, ident: Any, what: str) -> None:
+    bad = values.id_problem(ident) if isinstance(ident, str) else f"{what} id must be a non-empty string"
+    if bad:
+        raise InputError(file, repr(ident) if isinstance(ident, str) else ident, "id", bad)
+
+
 def _validate_question(file: str, q: Question, text: str) -> None:
     rec = q.id
-    if not isinstance(q.id, str) or not q.id:
-        raise InputError(file, q.id, "id", "question id must be a non-empty string")
-    if not isinstance(q.stem, str):
-        raise InputError(file, rec, "stem", "stem must be text")
+    _check_id(file, q.id, "question")
+    _check_text(file, rec, "stem", q.stem, "stem")
     if not isinstance(q.alternatives, list) or not all(isinstance(a, str) for a in q.alternatives):
         raise InputError(file, rec, "alternatives", "alternatives must be a list of texts")
+    for i, a in enumerate(q.alternatives):
+        _check_text(file, rec, f"alternatives[{i}]", a, "an alternative")
     if len(q.alternatives) < 2:
         raise InputError(file, rec, "alternatives", f"{len(q.alternatives)} alternative(s); at least 2 needed")
     if q.key is not None and (not isinstance(q.key, int) or isinstance(q.key, bool)
@@ -154,12 +179,20 @@ def _validate_question(file: str, q: Question, text: str) -> None:
             raise InputError(file, rec, "probabilities", "probabilities must be finite numbers")
 
 
-def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tuple[_Plan, list[list]]:
-    """Check everything against the database and build the rows; writes nothing."""
+def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
+                cache: dict | None = None) -> tuple[_Plan, list[list]]:
+    """Check everything against the database and build the rows; writes nothing.
+
+    `cache`: facts about the database shared by the files of one transaction."""
     plan = _Plan()
-    stored_passages = {r[0]: r[1] for r in conn.execute("SELECT id, text FROM passages")}
-    stored_questions = {r[0]: r[1:] for r in conn.execute(
-        "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions")}
+    _keep_former_ids(conn, datasets, {} if cache is None else cache)
+    # only the rows these datasets name (a folder is imported file by file: loading every
+    # stored passage for each file would cost the whole database per file)
+    stored_passages = dict(_lookup(conn, "SELECT id, text FROM passages WHERE id IN ({})",
+                                   [p.id for d in datasets for p in d.passages if isinstance(p.id, str)]))
+    stored_questions = {r[0]: r[1:] for r in _lookup(
+        conn, "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions "
+              "WHERE id IN ({})", [q.id for d in datasets for q in d.questions() if isinstance(q.id, str)])}
     new_passages: dict[str, str] = {}
     seen_questions: dict[str, tuple] = {}
     per_dataset: list[list] = []  # per dataset: [dataset, passage rows, question rows]
@@ -196,11 +229,43 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str) -> tup
     return plan, per_dataset
 
 
+def _lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
+    rows: list[tuple] = []
+    ids = list(dict.fromkeys(ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        rows += conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
+
+
+def _keep_former_ids(conn, datasets: list[Dataset], cache: dict) -> None:
+    """A reader that renamed a passage (RACE: "high10024.txt" → "test/high/10024") says so in
+    `extra["former_id"]`; a database that stored the former name goes on using it, so that
+    re-importing its files adds nothing and its items keep their ids."""
+    renamed = [p for d in datasets for p in d.passages if isinstance(p.extra.get("former_id"), str)]
+    if not renamed:
+        return
+    stored = {r[0] for r in _lookup(conn, "SELECT id FROM passages WHERE id IN ({})",
+                                    [p.extra["former_id"] for p in renamed] + [p.id for p in renamed])}
+    # a database that names RACE passages the former way ("high10024.txt") keeps doing so for
+    # new RACE files too: one naming per database
+    # (asked once per transaction: it scans the passages, and a folder is imported file by file)
+    if "former_naming" not in cache:
+        cache["former_naming"] = conn.execute(
+            "SELECT 1 FROM passages WHERE source = 'race' AND (id GLOB 'high[0-9]*.txt' "
+            "OR id GLOB 'middle[0-9]*.txt') LIMIT 1").fetchone() is not None
+    former_naming = cache["former_naming"]
+    for p in renamed:
+        former = p.extra["former_id"]
+        if (former in stored or former_naming) and p.id not in stored:
+            p.id = former
+            for q in p.questions:
+                q.id, q.passage_id = f"{former}-{q.index}", former
+
+
 def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:
-    if not isinstance(p.id, str) or not p.id:
-        raise InputError(file, p.id, "id", "passage id must be a non-empty string")
-    if not isinstance(p.text, str):
-        raise InputError(file, p.id, "text", "passage text must be text")
+    _check_id(file, p.id, "passage")
+    _check_text(file, p.id, "text", p.text, "passage text")
     known = stored.get(p.id, new.get(p.id))
     if known is not None:
         if known != p.text:
@@ -239,8 +304,7 @@ def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Pl
         plan.problems.append((q.id, pr.type, pr.element, who, pr.origin, pr.note or "", pr.alternative,
                               pr.start, pr.end, _check_json(file, q.id, "problem.extra", pr.extra)))
     for i, c in enumerate(q.comments):
-        if not isinstance(c, str):
-            raise InputError(file, q.id, "comments", "comments must be texts")
+        _check_text(file, q.id, f"comments[{i}]", c, "a comment")
         plan.comments.append((q.id, annotator, IMPORTED, i, c))
     if q.answerability is not None:
         plan.answerability.append((q.id, annotator, q.answerability, IMPORTED, ts))

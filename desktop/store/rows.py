@@ -70,6 +70,17 @@ class ImportResult:
     history_id: int | None = None
     per_source: dict[str, int] = field(default_factory=dict)  # new questions per source
 
+    _already: list = field(default_factory=list, repr=False, compare=False)
+
+    def add(self, other: "ImportResult") -> None:
+        """Sum another file's result into this one (a folder: one result for all its files)."""
+        for name in ("datasets", "passages", "questions", "spans", "assessments", "problems", "comments",
+                     "predictions", "unchanged_questions"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for src, n in other.per_source.items():
+            self.per_source[src] = self.per_source.get(src, 0) + n
+        self._already.append(other.already_imported)
+
     @property
     def changed(self) -> bool:
         return bool(self.passages or self.questions or self.spans or self.assessments

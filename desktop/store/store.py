@@ -102,35 +102,50 @@ class Store:
 
     def import_files(self, files: Iterable[tuple[str | os.PathLike | None, Iterable[Dataset]]],
                      annotator: str = DEFAULT_ANNOTATOR) -> list[ImportResult]:
-        """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored."""
+        """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored.
+
+        A folder's datasets each name their own file (`extra["file"]`) and the sha256 of
+        the bytes read (`extra["sha256"]`): each is recorded, and skipped when re-imported,
+        on its own; the result (and the history row) is one per pair."""
         results = []
+        cache: dict = {}
         with self._c.transaction() as conn:
             for file, datasets in files:
-                results.append(self._import_one(conn, list(datasets), annotator, file))
+                datasets = list(datasets)
+                name = str(file) if file is not None else None
+                total = ImportResult(file=name)
+                units = _units(file, datasets)
+                for unit_file, unit_sha, unit in units:
+                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache)
+                    total.add(r)
+                total.already_imported = all(r_ for r_ in total._already) and bool(units)
+                total.sha256 = units[0][1] if len(units) == 1 else None
+                if total.changed:
+                    total.history_id = self._history(
+                        conn, annotator, None, "import", None,
+                        {"file": name, "sha256": total.sha256, "files": len(units), "passages": total.passages,
+                         "questions": total.questions, "spans": total.spans, "predictions": total.predictions},
+                        kind="import")
+                results.append(total)
         return results
 
-    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file) -> ImportResult:
+    def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None,
+                    cache: dict) -> ImportResult:
         name = str(file) if file is not None else None
-        sha = imports.file_sha256(file)
         result = ImportResult(file=name, sha256=sha)
         if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
             result.already_imported = True
             return result
         predictions = [d for d in datasets if d.source == "expmrc-pred"]
         datasets = [d for d in datasets if d.source != "expmrc-pred"]
-        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets")
+        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets", cache)
         imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
         for d in predictions:
             result.predictions += imports.write_predictions(conn, d, name or "predictions")
-        if result.changed:
-            if sha is not None and not result.datasets:
-                # prediction files have no dataset row; remember them for idempotency
-                conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
-                             (name, sha, None, annotator, imports.now()))
-            result.history_id = self._history(
-                conn, annotator, None, "import", None,
-                {"file": name, "sha256": sha, "passages": result.passages, "questions": result.questions,
-                 "spans": result.spans, "predictions": result.predictions}, kind="import")
+        if result.changed and sha is not None and not result.datasets:
+            # prediction files have no dataset row; remember them for idempotency
+            conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
+                         (name, sha, None, annotator, imports.now()))
         return result
 
     def load_datasets(self, source: str | None = None, annotator: str | None = None,
@@ -396,8 +411,10 @@ class Store:
         files = []
         for r in self._c.query(
                 "SELECT d.id, d.file, d.source, (SELECT count(*) FROM dataset_passages dp WHERE dp.dataset_id = d.id), "
-                "(SELECT count(*) FROM questions q WHERE q.dataset_id = d.id) FROM datasets d ORDER BY d.id"):
-            files.append({"file": r[1], "source": r[2], "texts": r[3], "questions": r[4]})
+                "(SELECT count(*) FROM questions q WHERE q.dataset_id = d.id), "
+                "CASE WHEN json_valid(d.extra) THEN json_extract(d.extra, '$.folder') END "
+                "FROM datasets d ORDER BY d.id"):
+            files.append({"file": r[1], "source": r[2], "texts": r[3], "questions": r[4], "folder": r[5]})
             entry = sources.setdefault(r[2], {"files": 0, "passages": 0, "texts": 0, "questions": 0})
             entry["files"] += 1
             entry["texts"] += r[3]
@@ -488,6 +505,21 @@ class Store:
         cur = conn.execute("SELECT * FROM history WHERE id=?", (hid,))
         names = [d[0] for d in cur.description]
         return _history(dict(zip(names, cur.fetchone())))
+
+
+def _units(file, datasets: list[Dataset]) -> list[tuple[str | None, str | None, list[Dataset]]]:
+    """(file, sha256, datasets) per file read: a folder's datasets each name their own file.
+
+    Without a file (a merge from another database) nothing is fingerprinted, so a later
+    plain import of that file still works."""
+    if file is None:
+        return [(None, None, datasets)]
+    own = [d.extra.get("file") if isinstance(d.extra, dict) else None for d in datasets]
+    if datasets and len(set(own)) == len(datasets) and all(own) and str(file) not in own:
+        return [(f, d.extra.get("sha256"), [d]) for f, d in zip(own, datasets)]
+    shas = {d.extra.get("sha256") for d in datasets if isinstance(d.extra, dict)}
+    sha = shas.pop() if len(shas) == 1 and None not in shas else imports.file_sha256(file)
+    return [(str(file) if file is not None else None, sha, datasets)]
 
 
 def _escape_like(text: str) -> str:
