@@ -355,5 +355,10 @@ class Navigation:
                                                 "ORDER BY split")]
         raise ValueError(column)
 
+    def first_item(self) -> str | None:
+        r = self._c.query("SELECT q.id FROM passages p CROSS JOIN questions q ON q.passage_id = p.id "
+                          "ORDER BY p.rowid, q.dataset_id, q.position LIMIT 1")
+        return r[0][0] if r else None
+
     def is_empty(self) -> bool:
         return not self._c.query("SELECT 1 FROM questions LIMIT 1")

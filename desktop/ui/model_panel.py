@@ -217,33 +217,16 @@ class ModelReview(QObject):
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
                        "unscored items go last. Filter by flag with the “model” filter.")
+        box.setAccessibleName("Item order")
+        box.setAccessibleDescription("List the items as imported, or by the shortcut model's N or by MI, lowest first")
         box.currentIndexChanged.connect(self._order_changed)
         layout = nav.layout()
         layout.insertWidget(max(0, layout.count() - 2), box)
         self.order = box
 
     def _order_changed(self, index: int) -> None:
-        """Re-group the rows in the chosen order: a passage goes where its lowest item goes."""
-        w = self.window
-        nav = w.navigator
-        rows = w.backend.items()
-        name = {1: "shortcut_n", 2: "mi_bits"}.get(index)
-        if name is not None:
-            facts = nav.model.facts
-            inf = float("inf")
-
-            def value(r):
-                v = facts.get(r.item_id, {}).get(name)
-                return inf if v is None else v
-
-            best: dict[str, float] = {}
-            for r in rows:
-                best[r.passage_id] = min(best.get(r.passage_id, inf), value(r))
-            rows = sorted(rows, key=lambda r: (best[r.passage_id], r.passage_id, value(r)))
-        current = w.current
-        nav.set_rows(rows)
-        if current is not None:
-            nav.select(current, emit=False)
+        """Re-order the navigator (a query in the store): a passage goes where its lowest item goes."""
+        self.window.navigator.set_order({1: "shortcut_n", 2: "mi_bits"}.get(index, "import"))
 
     # ---- the model -------------------------------------------------------------------------------
     def _model_ready(self, model) -> None:
@@ -399,14 +382,10 @@ class ModelReview(QObject):
             self.panel.set_status(f"<span style='color:#C62828'>{html.escape(message)}</span>")
 
     def _update_facts(self, item_id: str) -> None:
-        facts = self.window.navigator.model.facts
-        if item_id not in facts or self.window.state is None or self.window.current != item_id:
+        if self.window.state is None or self.window.current != item_id:
             return
-        q = self.window.state.question
-        q.predictions = self.backend.store.predictions(item_id)
-        facts[item_id].update(ms.model_facts(q))
-        facts[item_id]["model_flags"] = sorted(set(facts[item_id].get("model_flags", []))
-                                               | set(facts[item_id]["review_flags"]))
+        self.window.state.question.predictions = self.backend.store.predictions(item_id)
+        self.window.update_item_facts(item_id)
 
     def rescore(self) -> None:
         st = self.window.state
