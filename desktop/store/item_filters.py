@@ -76,27 +76,30 @@ def register(spec: SqlFilter | IdsFilter) -> None:
 # ---------------------------------------------------------------- the built-in filters
 
 def _status(value: str, nav) -> tuple[str, list]:
-    mine = "coalesce(me.status, 'untouched')"
+    # written as IN (indexed subquery) so that a rare status drives the query from item_status
+    me = nav_annotator(nav)
+    mine = "q.id {} (SELECT question_id FROM item_status WHERE annotator = ?{})"
     if value == "not done":
-        return f"{mine} != 'done'", []
+        return mine.format("NOT IN", " AND status = 'done'"), [me]
+    if value == "untouched":
+        return mine.format("NOT IN", ""), [me]
     if value == "done by another annotator":
-        return ("EXISTS (SELECT 1 FROM item_status d WHERE d.question_id = q.id AND d.status = 'done' "
-                "AND d.annotator != ? AND d.annotator != 'gold')", [nav_annotator(nav)])
+        return ("q.id IN (SELECT question_id FROM item_status WHERE status = 'done' "
+                "AND annotator != ? AND annotator != 'gold')", [me])
     if value == "adjudicated (gold done)":
-        return "EXISTS (SELECT 1 FROM item_status g WHERE g.question_id = q.id AND g.annotator = 'gold' " \
-               "AND g.status = 'done')", []
-    return f"{mine} = ?", [value]
+        return "q.id IN (SELECT question_id FROM item_status WHERE annotator = 'gold' AND status = 'done')", []
+    return mine.format("IN", " AND status = ?"), [me, value]
 
 
 def nav_annotator(nav) -> str:
     return getattr(nav, "annotator", "") or ""
 
 
-_SPANS = {
-    "has evidence": "EXISTS (SELECT 1 FROM spans s WHERE s.question_id = q.id AND s.role = 'evidence')",
-    "has bases": "EXISTS (SELECT 1 FROM spans s WHERE s.question_id = q.id AND s.role = 'basis')",
-    "no evidence": "NOT EXISTS (SELECT 1 FROM spans s WHERE s.question_id = q.id AND s.role = 'evidence')",
-    "no bases": "NOT EXISTS (SELECT 1 FROM spans s WHERE s.question_id = q.id AND s.role = 'basis')",
+_SPANS = {  # IN (indexed list) rather than a correlated EXISTS: rare spans drive the query
+    "has evidence": "q.id IN (SELECT question_id FROM spans WHERE role = 'evidence')",
+    "has bases": "q.id IN (SELECT question_id FROM spans WHERE role = 'basis')",
+    "no evidence": "q.id NOT IN (SELECT question_id FROM spans WHERE role = 'evidence')",
+    "no bases": "q.id NOT IN (SELECT question_id FROM spans WHERE role = 'basis')",
 }
 
 _DIFFICULTY = {"≤ 10": (0, 10), "10.5–15": (10.5, 15), "15.5–20": (15.5, 20), "> 20": (20.5, 1e9)}

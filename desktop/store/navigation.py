@@ -30,6 +30,7 @@ from .rows import ItemRow
 
 GOLD = "gold"  # the adjudicated layer (desktop.domain.agreement.GOLD; the store imports no domain logic here)
 _INF = 1e308
+SPARSE = 3000  # a query letting at most this many items through is planned from its filter
 
 _ROWS_SQL = (
     "SELECT q.rowid, q.id, q.passage_id, q.source, q.idx, q.stem, coalesce(me.status, 'untouched'), "
@@ -132,10 +133,19 @@ class Navigation:
                     "PRIMARY KEY (flag, qrowid)) WITHOUT ROWID",
                     "CREATE TEMP TABLE IF NOT EXISTS nav_sort (qrowid INTEGER PRIMARY KEY, k1 REAL, k2 REAL)",
                     "CREATE TEMP TABLE IF NOT EXISTS filter_ids (name TEXT NOT NULL, qrowid INTEGER NOT NULL, "
-                    "PRIMARY KEY (name, qrowid)) WITHOUT ROWID"):
+                    "PRIMARY KEY (name, qrowid)) WITHOUT ROWID",
+                    "CREATE TEMP TABLE IF NOT EXISTS search_hits (text TEXT NOT NULL, qrowid INTEGER NOT NULL, "
+                    "PRIMARY KEY (text, qrowid)) WITHOUT ROWID"):
                 self._c.conn.execute(sql)
         self._sorted_by: str | None = None
         self.annotator = ""
+        self._searched: set[str] = set()
+        self._sizes: dict[tuple, int] = {}  # query -> how many items it lets through (plan choice)
+
+    def invalidate(self) -> None:
+        """Items were imported: search hits and query sizes are read again."""
+        self._searched.clear()
+        self._sizes.clear()
 
     # ---- facts ---------------------------------------------------------------------------------
     def annotated_items(self) -> list[str]:
@@ -167,6 +177,7 @@ class Navigation:
             conn.executemany("INSERT OR REPLACE INTO temp.item_facts VALUES (?,?,?,?,?,?)", rows)
             conn.executemany("INSERT OR IGNORE INTO temp.item_flags VALUES (?,?)", flags)
         self._sorted_by = None  # model order must be recomputed
+        self._sizes.clear()
 
     def n_facts(self) -> int:
         return self._c.query("SELECT count(*) FROM temp.item_facts")[0][0]
@@ -207,14 +218,31 @@ class Navigation:
             clauses.append(sql)
             params += more
         if query.search.strip():
-            sql, more = search_where(query.search)
-            clauses.append(sql)
-            params += more
+            clauses.append("q.rowid IN (SELECT qrowid FROM temp.search_hits WHERE text = ?)")
+            params.append(self._search_hits(query.search.strip()))
         return " AND ".join(clauses), params
 
+    def _search_hits(self, text: str) -> str:
+        """The rowids of the items `text` finds, kept in a TEMP table for the pages and counts."""
+        if text not in self._searched:
+            sql, params = search_where(text)
+            with self._c.lock:
+                conn = self._c.conn
+                conn.execute("DELETE FROM temp.search_hits")
+                conn.execute("INSERT INTO temp.search_hits SELECT ?, q.rowid FROM questions q WHERE " + sql,
+                             [text, *params])
+            self._searched = {text}
+        return text
+
     def _from(self, query: ItemQuery) -> tuple[str, list]:
-        # CROSS JOIN keeps passages as the outer loop: rows come out in order without a sort
-        sql = ("FROM passages p CROSS JOIN questions q ON q.passage_id = p.id "
+        # CROSS JOIN keeps passages as the outer loop: rows come out in order without a sort, and
+        # a page stops after its rows.  When a filter lets few items through (counted before),
+        # SQLite may start from the filter's index instead and sort those few.
+        few = self._sizes.get(query.key(), SPARSE + 1) <= SPARSE
+        # (INDEXED BY: with an `IN (...)` filter SQLite would otherwise look each listed item up
+        # once per passage.)
+        join = "JOIN questions q" if few else "CROSS JOIN questions q INDEXED BY questions_passage_order"
+        sql = (f"FROM passages p {join} ON q.passage_id = p.id "
                "LEFT JOIN item_status me ON me.question_id = q.id AND me.annotator = ? "
                "LEFT JOIN temp.item_facts f ON f.qrowid = q.rowid ")
         if query.order != "import":
@@ -308,11 +336,15 @@ class Navigation:
                                    "AND annotator != ?", [GOLD])[0][0]
             return {"total": total, "done": mine.get("done", 0), "in progress": mine.get("in progress", 0),
                     "done by anyone": anyone}
-        frm, params = self._from(query)
+        # no order to keep: SQLite picks the plan (a filter's index, or one pass over questions)
+        frm = ("FROM questions q JOIN passages p ON p.id = q.passage_id "
+               "LEFT JOIN item_status me ON me.question_id = q.id AND me.annotator = ? "
+               "LEFT JOIN temp.item_facts f ON f.qrowid = q.rowid ")
         r = self._c.query(
             f"SELECT count(*), coalesce(sum(me.status = 'done'), 0), coalesce(sum(me.status = 'in progress'), 0), "
-            f"coalesce(sum(EXISTS (SELECT 1 FROM item_status d WHERE d.question_id = q.id AND d.status = 'done' "
-            f"AND d.annotator != ?)), 0) {frm} WHERE {where}", [GOLD] + params + wparams)[0]
+            f"coalesce(sum(q.id IN (SELECT question_id FROM item_status WHERE status = 'done' "
+            f"AND annotator != ?)), 0) {frm} WHERE {where}", [GOLD, query.annotator] + wparams)[0]
+        self._sizes[query.key()] = r[0]
         return {"total": r[0], "done": r[1], "in progress": r[2], "done by anyone": r[3]}
 
     # ---- what is on screen -------------------------------------------------------------------------

@@ -336,6 +336,8 @@ class Navigator(QWidget):
     def bind(self, nav, annotator: str, store=None) -> None:
         """Show the items of `nav` (a store Navigation) as `annotator` sees them."""
         self.nav, self.annotator, self.store = nav, annotator, store
+        if nav is not None:
+            nav.invalidate()
         self.refresh_choices()
         self.reload()
 
@@ -406,13 +408,13 @@ class Navigator(QWidget):
         self._quiet = True
         try:
             change()
+            self.update_progress()  # counts first: how many pass decides how the page is read
             self.model.reset(self.nav, self.query())
             if current is not None:
                 self._show(current)
         finally:
             self._quiet = False
             self._current = current
-        self.update_progress()
 
     def _show(self, item_id: str) -> bool:
         """Select `item_id`'s row if the query shows it (loading the rows up to it); False if hidden."""
