@@ -66,18 +66,20 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_phrase(text: str) -> str | None:
-    """The FTS5 query for `text`: its words as one phrase (None when it has no word)."""
+    """The FTS5 query for `text`: its words as one phrase, the last word as a prefix
+    ("volunteer" finds "volunteers"); None when it has no word."""
     words = _WORD.findall(text)
     if not words:
         return None
-    return '"' + " ".join(words) + '"'
+    return '"' + " ".join(words) + '" *'
 
 
 def search_where(text: str) -> tuple[str, list]:
     """SQL over q: the item id is `text`, or its stem, alternatives or passage contain it.
 
-    FTS5 finds the candidates by their words; `instr` on the lower-cased text keeps those
-    that contain `text` exactly (punctuation included), as a reader expects of a search box."""
+    FTS5 finds the candidates by their words (the text's words in a row, each from the start
+    of a word, the last one possibly unfinished); `instr` on the lower-cased text keeps
+    those that contain `text` exactly (punctuation included)."""
     needle = text.strip()
     low = needle.lower()
     phrase = fts_phrase(needle)
