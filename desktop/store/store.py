@@ -382,6 +382,13 @@ class Store:
                           kind="predictions")
         return len(values)
 
+    def predicted_items(self, with_evidence: bool = False) -> list[str]:
+        """Items with stored model output (with an evidence sentence, if asked), in import order."""
+        cond = " AND evidence IS NOT NULL AND evidence != ''" if with_evidence else ""
+        return [r[0] for r in self._c.query(
+            "SELECT q.id FROM questions q WHERE q.id IN (SELECT question_id FROM predictions WHERE 1" + cond + ") "
+            "ORDER BY q.dataset_id, q.position")]
+
     def predictions(self, item_id: str, model_id: str | None = None) -> list[Prediction]:
         sql = "SELECT * FROM predictions WHERE question_id=?"
         params: list[Any] = [item_id]

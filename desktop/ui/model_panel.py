@@ -243,8 +243,10 @@ class ModelReview(QObject):
         self._start_tally()
 
     def _read_datasets(self):
-        """A function for the worker: every dataset with this annotator's annotations, read
-        through a connection of its own when the database is a file."""
+        """A function for the worker: the items with model evidence (the only ones the tally
+        counts), with this annotator's annotations and their passages, read through a connection
+        of its own when the database is a file; never the whole bank."""
+        from desktop.domain.model import Dataset, Passage
         from desktop.store import Store
         path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
 
@@ -252,7 +254,15 @@ class ModelReview(QObject):
             own = path not in (None, "", ":memory:") and os.path.exists(path)
             store = Store.open(path, create=False) if own else shared
             try:
-                return store.load_datasets(annotator=me)
+                passages: dict[str, Passage] = {}
+                ids = store.predicted_items(with_evidence=True)
+                for k in range(0, len(ids), 500):
+                    for q in store.questions(ids[k:k + 500], annotator=me):
+                        if q.passage_id not in passages:
+                            passages[q.passage_id] = store.passage(q.passage_id)
+                            passages[q.passage_id].questions = []
+                        passages[q.passage_id].questions.append(q)
+                return [Dataset(source="items with model evidence", passages=list(passages.values()))]
             finally:
                 if own:
                     store.close()

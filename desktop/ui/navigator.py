@@ -31,6 +31,10 @@ _ROLES = {int(Qt.DisplayRole), int(Qt.ToolTipRole), int(Qt.ForegroundRole), int(
 PAGE = 400  # rows fetched at a time (a screen shows ~40)
 WINDOW = 120  # rows whose text is read around a row the view asks for
 CACHE_MAX = 4000  # cached row texts before the cache is emptied (scrolling all of RACE stays small)
+# computed once: views ask for the flags of every loaded cell when the selection moves
+_ITEM_FLAGS = Qt.ItemIsEnabled | Qt.ItemIsSelectable
+_HEADER_FLAGS = Qt.ItemFlags(Qt.ItemIsEnabled)  # a passage header: not an item to open
+_SELECT = QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows
 
 
 def item_label(item_id: str, passage_id: str) -> str:
@@ -168,9 +172,7 @@ class NavModel(QAbstractTableModel):
         return None
 
     def flags(self, index):
-        if index.isValid() and self._keys[index.row()] < 0:
-            return Qt.ItemIsEnabled  # a passage header: not an item to open
-        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+        return _HEADER_FLAGS if self._keys[index.row()] < 0 else _ITEM_FLAGS
 
     def data(self, index, role=Qt.DisplayRole):
         # Views ask for a dozen roles per cell; answer the few we draw before any work.
@@ -431,7 +433,7 @@ class Navigator(QWidget):
             self.tree.selectionModel().clearSelection()
             return False
         idx = self.model.index(i, 0)
-        self.tree.selectionModel().setCurrentIndex(idx, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        self.tree.selectionModel().setCurrentIndex(idx, _SELECT)
         self.tree.scrollTo(idx)
         return True
 
