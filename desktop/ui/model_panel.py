@@ -243,6 +243,22 @@ class ModelReview(QObject):
         self._start_tally()
 
     def _read_datasets(self):
+        """A function for the worker: every dataset with this annotator's annotations, read
+        through a connection of its own when the database is a file (Score whole database)."""
+        from desktop.store import Store
+        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+
+        def read():
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, create=False) if own else shared
+            try:
+                return store.load_datasets(annotator=me)
+            finally:
+                if own:
+                    store.close()
+        return read
+
+    def _read_evidence_items(self):
         """A function for the worker: the items with model evidence (the only ones the tally
         counts), with this annotator's annotations and their passages, read through a connection
         of its own when the database is a file; never the whole bank."""
@@ -269,7 +285,7 @@ class ModelReview(QObject):
         return read
 
     def _start_tally(self) -> None:
-        read, me, model_id = self._read_datasets(), self.backend.annotator, self.model.id
+        read, me, model_id = self._read_evidence_items(), self.backend.annotator, self.model.id
         self.worker.run_job("tally", lambda: ms.agreement_over(read(), me, model_id))
 
     def _job_done(self, name: str, result) -> None:
@@ -371,6 +387,8 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
+        if getattr(self, "closed", False):
+            return
         if item_id == self._pending:
             self._pending = None
         try:
@@ -503,6 +521,8 @@ class ModelReview(QObject):
         return True
 
     def _batch_chunk(self, rows, done: int, total: int) -> None:
+        if getattr(self, "closed", False):
+            return
         if rows:
             try:
                 self.backend.store.add_predictions(rows)
@@ -533,6 +553,7 @@ class ModelReview(QObject):
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Close:
+            self.closed = True  # scores still queued for delivery find the store closed: drop them
             self.worker.stop()
         return False
 
