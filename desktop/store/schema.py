@@ -241,6 +241,9 @@ def _v3(conn: sqlite3.Connection) -> None:
                          (item, owner, status))
     # the navigator lists a passage's questions in import order, straight from this index
     conn.execute("CREATE INDEX questions_passage_order ON questions(passage_id, dataset_id, position)")
+    # the filter boxes list the sources and splits: a few index seeks, not a pass over the bank
+    conn.execute("CREATE INDEX questions_source ON questions(source)")
+    conn.execute("CREATE INDEX passages_split ON passages(split)")
     # search: stems, alternatives and passages through SQLite FTS5
     _fts(conn, "questions", ("stem", "alternatives"))
     _fts(conn, "passages", ("text",))
