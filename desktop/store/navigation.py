@@ -74,25 +74,37 @@ def fts_phrase(text: str) -> str | None:
     return '"' + " ".join(words) + '" *'
 
 
-def search_where(text: str) -> tuple[str, list]:
-    """SQL over q: the item id is `text`, or its stem, alternatives or passage contain it.
+def search_rowids(text: str) -> tuple[str, list]:
+    """A SELECT of the rowids of the questions `text` finds: the item id is `text`, or its
+    stem, alternatives or passage contain it.
 
     FTS5 finds the candidates by their words (the text's words in a row, each from the start
     of a word, the last one possibly unfinished); `instr` on the lower-cased text keeps
-    those that contain `text` exactly (punctuation included)."""
+    those that contain `text` exactly (punctuation included).  Three indexed parts joined by
+    UNION: one pass over every question with OR between them would read the whole bank."""
     needle = text.strip()
     low = needle.lower()
+    in_json = json.dumps(low, ensure_ascii=False)[1:-1]  # alternatives are stored as JSON
     phrase = fts_phrase(needle)
     if phrase is None:  # punctuation only: no word for the index, a scan of the texts
-        return ("(q.id = ? OR instr(lower(q.stem), ?) OR instr(lower(q.alternatives), ?) "
-                "OR q.passage_id IN (SELECT id FROM passages WHERE instr(lower(text), ?)))",
-                [needle, low, json.dumps(low, ensure_ascii=False)[1:-1], low])
-    sql = ("(q.id = ? "
-           "OR (q.rowid IN (SELECT rowid FROM questions_fts WHERE questions_fts MATCH ?) "
-           "    AND (instr(lower(q.stem), ?) OR instr(lower(q.alternatives), ?))) "
-           "OR q.passage_id IN (SELECT p2.id FROM passages p2 WHERE p2.rowid IN "
-           "    (SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?) AND instr(lower(p2.text), ?)))")
-    return sql, [needle, phrase, low, json.dumps(low, ensure_ascii=False)[1:-1], phrase, low]
+        return ("SELECT q.rowid FROM questions q WHERE q.id = ? OR instr(lower(q.stem), ?) "
+                "OR instr(lower(q.alternatives), ?) "
+                "OR q.passage_id IN (SELECT id FROM passages WHERE instr(lower(text), ?))",
+                [needle, low, in_json, low])
+    sql = ("SELECT rowid FROM questions WHERE id = ? "
+           "UNION SELECT q.rowid FROM questions q WHERE q.rowid IN "
+           "(SELECT rowid FROM questions_fts WHERE questions_fts MATCH ?) "
+           "AND (instr(lower(q.stem), ?) OR instr(lower(q.alternatives), ?)) "
+           "UNION SELECT q.rowid FROM questions q WHERE q.passage_id IN (SELECT p2.id FROM passages p2 "
+           "WHERE p2.rowid IN (SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?) "
+           "AND instr(lower(p2.text), ?))")
+    return sql, [needle, phrase, low, in_json, phrase, low]
+
+
+def search_where(text: str) -> tuple[str, list]:
+    """SQL over q: the questions `text` finds (see `search_rowids`)."""
+    sql, params = search_rowids(text)
+    return f"q.rowid IN ({sql})", params
 
 
 # ---------------------------------------------------------------- the navigator's query
@@ -227,12 +239,11 @@ class Navigation:
     def _search_hits(self, text: str) -> str:
         """The rowids of the items `text` finds, kept in a TEMP table for the pages and counts."""
         if text not in self._searched:
-            sql, params = search_where(text)
+            sql, params = search_rowids(text)
             with self._c.lock:
                 conn = self._c.conn
                 conn.execute("DELETE FROM temp.search_hits")
-                conn.execute("INSERT INTO temp.search_hits SELECT ?, q.rowid FROM questions q WHERE " + sql,
-                             [text, *params])
+                conn.execute(f"INSERT OR IGNORE INTO temp.search_hits SELECT ?, rowid FROM ({sql})", [text, *params])
             self._searched = {text}
         return text
 
