@@ -375,9 +375,12 @@ class Navigator(QWidget):
             if i is not None and i >= 0:
                 passages.add(-self.model.key_at(i))
         self.model.forget(rowids, sorted(passages))
-        self.update_progress()
+        self.update_progress(recount_shown=False)
 
-    def update_progress(self) -> None:
+    def update_progress(self, recount_shown: bool = True) -> None:
+        """Progress from SQL counts.  After an edit (`recount_shown=False`) the number shown
+        stays that of the list on screen, which is not re-queried either (an item marked done
+        under "not done" stays listed until the filter changes)."""
         if self.nav is None:
             self.progress.setText("")
             return
@@ -387,7 +390,10 @@ class Navigator(QWidget):
         pct = 100.0 * c["done"] / total if total else 0.0
         shown = ""
         if q.filters or q.search:
-            shown = f" · {self.nav.counts(q)['total']} shown"
+            key = q.key()
+            if recount_shown or getattr(self, "_shown", (None,))[0] != key:
+                self._shown = (key, self.nav.counts(q)["total"])
+            shown = f" · {self._shown[1]} shown"
         others = f" · {c['done by anyone']} finished by someone" if c["done by anyone"] else ""
         self.progress.setText(f"<b>{c['done']} of {total} done</b> ({pct:.0f}%) · "
                               f"{c['in progress']} in progress{others}{shown}")
