@@ -76,17 +76,21 @@ def test_stale_window_is_refused_and_told_who_changed_it(db):
         assert rows[1].before == ["from window B"]  # the earlier edit stays in history
 
 
-def test_stale_span_update_and_shared_status(db):
+def test_stale_span_update_and_own_status(db):
     with Store.open(db, annotator="anna") as win_a, Store.open(db, annotator="ben") as win_b:
         span = win_a.question("0_0").spans[0]
         win_b.apply(Change("0_0", "span.update", {"id": span.id, "start": span.start, "end": span.end + 1}))
         with pytest.raises(StaleEditError):
             win_a.apply(Change("0_0", "span.update", {"id": span.id, "start": span.start, "end": span.end - 1}),
                         expect={"start": span.start, "end": span.end})
-        # status is one per question: another annotator's change makes a window stale too
+        # status is each annotator's own (schema 3): ben's "done" leaves anna's window current,
+        # anna's own status set in another of her windows makes it stale
         win_b.apply(Change("0_1", "status", "done"))
-        with pytest.raises(StaleEditError, match="changed by ben"):
-            win_a.apply(Change("0_1", "status", "in progress"), expect="untouched")
+        win_a.apply(Change("0_1", "status", "in progress"), expect="untouched")
+        with Store.open(db, annotator="anna") as win_a2:
+            win_a2.apply(Change("0_1", "status", "done"))
+        with pytest.raises(StaleEditError, match="changed by anna"):
+            win_a.apply(Change("0_1", "status", "untouched"), expect="in progress")
         # comments are each annotator's own: ben's comment does not make anna's window stale
         win_b.apply(Change("0_2", "comment", "ben's"))
         win_a.apply(Change("0_2", "comment", "anna's"), expect="")
@@ -130,8 +134,9 @@ def test_two_processes_on_one_database(db):
                 assert (h.item, h.field) == (want["item"], want["field"])
         status_rows = [h for h in history.values() if h.field == "status"]
         assert len(status_rows) == 2 * n
-        last = max(status_rows, key=lambda h: h.id)
-        assert {r.item_id: r.status for r in s.items()}["0_0"] == last.after  # the later edit wins
+        for who in acked:  # status is each annotator's own: their later edit wins
+            last = max((h for h in status_rows if h.annotator == who and h.item == "0_0"), key=lambda h: h.id)
+            assert {r.item_id: r.status for r in s.items(annotator=who)}["0_0"] == last.after
         for who in acked:
             for item in ("0_0", "0_1", "0_2"):
                 mine = [h for h in history.values() if h.field == "comment" and h.item == item

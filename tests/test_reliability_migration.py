@@ -82,7 +82,7 @@ def test_upgraded_database_keeps_edits_and_exports_the_source(v1_db, tmp_path, c
         assert store.question("0_0").comments == ["stem ambiguous (schema v1 fixture)"]
         assert store.question("0_2").comments == []  # the undo made under v1 still holds
         assert store.note("4_0", "fixture") == "distractor c is also defensible"
-        assert {r.item_id: r.status for r in store.items()}["4_0"] == "done"
+        assert {r.item_id: r.status for r in store.items(annotator="fixture")}["4_0"] == "done"
         assert store.can_redo("fixture")  # the v1 undo can be redone after the upgrade
         assert store.redo("fixture").item == "0_2"
         assert store.question("0_2").comments == ["to be undone"]
@@ -109,3 +109,28 @@ def test_second_open_does_not_migrate_again(v1_db):
         assert store.migrated_from == SCHEMA_VERSION
     assert backup.stat().st_mtime_ns == stamp
     assert not list(v1_db.parent.glob("*.tmp"))
+
+
+def test_v3_item_status_goes_to_whoever_set_it(v1_db):
+    """Schema 3: status is per annotator.  The fixture's history: "fixture" commented on 0_0,
+    marked evidence and answerability on 0_1, commented on 0_2 (undone), wrote a note on 4_0
+    and set it done; the v1 item status (0_0, 0_1, 0_2 in progress, 4_0 done) becomes theirs."""
+    conn = sqlite3.connect(FIXTURE)
+    legacy = dict(conn.execute("SELECT id, status FROM questions WHERE status != 'untouched'"))
+    setters = {r[0] for r in conn.execute("SELECT annotator FROM history WHERE kind = 'change'")}
+    conn.close()
+    assert setters == {"fixture"}
+    with Store.open(v1_db, annotator="anna") as store:
+        mine = {r.item_id: r.status for r in store.items(annotator="fixture") if r.status != "untouched"}
+        assert mine == legacy
+        assert all(r.status == "untouched" for r in store.items())  # anna has touched nothing
+        assert {r.item_id: r.n_done for r in store.items() if r.n_done} == {"4_0": 1}
+        stats = store.stats()
+        assert stats["status"]["done"] == 1 and stats["status"]["in progress"] == 3
+        assert stats["status_by_annotator"] == {"fixture": {"done": 1, "in progress": 3}}
+        # the FTS5 index was built from the stored texts
+        assert "4_0" in store.search(store.question("4_0").stem)
+    conn = sqlite3.connect(v1_db)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    conn.close()
+    assert {"item_status", "questions_fts", "passages_fts"} <= tables

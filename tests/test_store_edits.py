@@ -131,12 +131,28 @@ def test_bad_changes_are_refused_without_a_trace(store, change, words):
 
 def test_undo_refuses_to_overwrite_someone_elses_later_edit(store):
     q = first_record()["test"][0]["id"]
-    store.apply(Change(q, "status", "done"))
-    store.apply(Change(q, "status", "in progress", annotator="boris"))
+    hid = store.apply(Change(q, "span.add", {"role": "evidence", "start": 0, "end": 5}))
+    sid = store.history(q)[-1].after["id"]
+    assert store.history(q)[-1].id == hid
+    store.apply(Change(q, "span.update", {"id": sid, "start": 0, "end": 7}, annotator="boris"))
     with pytest.raises(StoreError, match="changed since"):
         store.undo("anna")
-    assert store.question(q) and store.items()[0].status == "in progress"
-    assert store.undo("boris").after == "done"
+    assert [(s.start, s.end) for s in store.question(q).spans if s.id == sid] == [(0, 7)]
+    assert store.undo("boris").after["end"] == 5
+
+
+def test_status_is_each_annotators_own(store):
+    q = first_record()["test"][0]["id"]
+    store.apply(Change(q, "status", "done"))  # anna, the store's annotator
+    store.apply(Change(q, "comment", "unclear stem", annotator="boris"))  # boris's first edit
+    assert store.status(q) == "done" and store.status(q, "boris") == "in progress"
+    assert store.statuses(q) == {"anna": "done", "boris": "in progress"}
+    rows = {a: store.items(annotator=a)[0] for a in ("anna", "boris", "carl")}
+    assert [rows[a].status for a in ("anna", "boris", "carl")] == ["done", "in progress", "untouched"]
+    assert rows["carl"].n_done == 1  # anna finished it
+    assert [r.item_id for r in store.items(status="done", annotator="boris")] == []
+    assert store.undo("anna").after == "untouched"  # boris's edit of another field is no obstacle
+    assert store.statuses(q) == {"boris": "in progress"}
 
 
 def test_history_and_undo_persist_across_reopen(tmp_path, green):

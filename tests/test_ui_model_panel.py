@@ -267,7 +267,7 @@ def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n
         pytest.skip("the tiny model flags no EMBRACE green item")
     # the navigator: facts carry N and the flags; the "model" filter shows the flagged items only
     window.start_facts()
-    qtbot.waitUntil(lambda: len(window.navigator.model.facts) == len(n_short), timeout=30000)
+    qtbot.waitUntil(lambda: window.navigator.n_facts() == len(n_short), timeout=30000)
     combo = window.navigator.filters["model"]
     combo.setCurrentIndex(combo.findText(ms.FLAG_NO_READING))
     assert set(window.navigator.visible_items()) == flagged

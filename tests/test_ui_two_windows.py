@@ -159,11 +159,14 @@ def test_annotate_process_edit_appears_in_an_open_window(qtbot, db, records):
                        timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("ok ") == 3
-    qtbot.waitUntil(lambda: window.navigator.model.row_of(ids[5]).status == "done", timeout=5000)
+    # status is each annotator's own: bob's "done" shows as one annotator finished, anna's
+    # comment made the item "in progress" for her
+    qtbot.waitUntil(lambda: window.navigator.model.row_of(ids[5]).n_done == 1, timeout=5000)
     qtbot.waitUntil(lambda: window.comments.list.count() == 1, timeout=5000)
     assert window.comments.list.item(0).text() == "1. from the batch script"
-    assert window.comments._status_buttons["done"].isChecked()
-    assert window.navigator.model.row_of(ids[2]).status == "done"
+    assert window.comments._status_buttons["in progress"].isChecked()
+    row = window.navigator.model.row_of(ids[2])
+    assert (row.status, row.n_done) == ("in progress", 1)
     assert window.current == ids[2] and window.navigator.current == ids[2]  # the selection stayed
     assert tree.verticalScrollBar().value() == scroll
     assert f"{ids[2]} was changed by anna, bob in another window or program" in window.last_message
@@ -217,6 +220,13 @@ def test_a_batch_of_edits_elsewhere_updates_the_navigator_in_place(qtbot, db, re
         for item in ids[:30]:
             s.apply(Change(item, "status", "done", "bob"))
     window.watcher.tick()
-    assert [window.navigator.model.row_of(i).status for i in ids[:31]] == ["done"] * 30 + ["untouched"]
-    assert window.navigator.progress.text().startswith(f"<b>30 of {len(ids)} done</b>")
+    # bob's progress, not anna's: her window counts them as finished by someone
+    assert [window.navigator.model.row_of(i).n_done for i in ids[:31]] == [1] * 30 + [0]
+    assert {window.navigator.model.row_of(i).status for i in ids[:31]} == {"untouched"}
+    assert window.navigator.progress.text().startswith(f"<b>0 of {len(ids)} done</b>")
+    assert "30 finished by someone" in window.navigator.progress.text()
+    # the rows on screen show it: the "Done" column of the first item reads 1
+    model = window.navigator.model
+    first = model.row_index(model.row_of(ids[0]).rowid)
+    assert model.index(first, 2).data() == "1"
     assert window.current == ids[40] and window.last_message == ""  # the open item was not touched

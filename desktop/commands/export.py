@@ -173,6 +173,8 @@ def table(datasets, store=None, annotator: str | None = None):
                 rows.append(row)
     frame = pd.DataFrame(rows)
     if store is not None and len(frame):
-        status = {r.item_id: r.status for r in store.items()}
+        # status is each annotator's own: the chosen annotator's, else the furthest anyone got
+        status = ({r.item_id: r.status for r in store.items(annotator=annotator)} if annotator
+                  else store.furthest_status())
         frame["status"] = frame["item_id"].map(status)
     return frame

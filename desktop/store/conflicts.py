@@ -24,7 +24,8 @@ class _NotGiven:
 NOT_GIVEN: Any = _NotGiven()
 
 # fields whose state is shared by every annotator; the others are each annotator's own
-_SHARED = ("status",)
+# (status too, since schema 3: each annotator's progress is their own)
+_SHARED: tuple[str, ...] = ()
 # fields that read and write the same state
 _SAME_STATE = {"comment": ("comment", "comments"), "comments": ("comment", "comments")}
 

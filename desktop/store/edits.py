@@ -3,7 +3,8 @@
 Every field has a *state* that can be read and written back:
 
 * set-like fields (comment(s), answerability, note, difficulty.<var>, text_format,
-  multiple_texts, unit_type) are per annotator; status is per question;
+  multiple_texts, unit_type, status) are per annotator (status since schema 3:
+  `item_status`, no row = "untouched");
 * span.* and problem.* act on one row: the state is the whole row (a dict) or None
   when the row does not exist, so add, remove and update all undo by writing the
   other state back.
@@ -47,7 +48,9 @@ def get_state(conn, item: str, field: str, annotator: str, target: int | None = 
                            (item, annotator)).fetchone()
         return row[0] if row else None
     if field == "status":
-        return conn.execute("SELECT status FROM questions WHERE id=?", (item,)).fetchone()[0]
+        row = conn.execute("SELECT status FROM item_status WHERE question_id=? AND annotator=?",
+                           (item, annotator)).fetchone()
+        return row[0] if row else "untouched"
     if field == "note":
         row = conn.execute("SELECT text FROM notes WHERE question_id=? AND annotator=?", (item, annotator)).fetchone()
         return row[0] if row else None
@@ -101,7 +104,7 @@ def set_state(conn, item: str, field: str, annotator: str, state: Any, target: i
             conn.execute("INSERT INTO answerability (question_id, annotator, label, origin, ts) VALUES (?,?,?,?,?)",
                          (item, annotator, state, HUMAN, now()))
     elif field == "status":
-        conn.execute("UPDATE questions SET status=? WHERE id=?", (state, item))
+        set_status(conn, item, annotator, state)
     elif field == "note":
         conn.execute("DELETE FROM notes WHERE question_id=? AND annotator=?", (item, annotator))
         if state:
@@ -115,6 +118,22 @@ def set_state(conn, item: str, field: str, annotator: str, state: Any, target: i
     else:
         raise StoreError(f"unknown field {field!r}")
     return None
+
+
+def set_status(conn, item: str, annotator: str, status: str) -> None:
+    """`annotator`'s own progress on `item`; "untouched" is the absence of a row."""
+    if status == "untouched":
+        conn.execute("DELETE FROM item_status WHERE question_id=? AND annotator=?", (item, annotator))
+        return
+    conn.execute("INSERT INTO item_status (question_id, annotator, status, ts) VALUES (?,?,?,?) "
+                 "ON CONFLICT (question_id, annotator) DO UPDATE SET status=excluded.status, ts=excluded.ts",
+                 (item, annotator, status, now()))
+
+
+def touch(conn, item: str, annotator: str) -> None:
+    """An edit moves the annotator's status from "untouched" to "in progress" (never back from done)."""
+    conn.execute("INSERT OR IGNORE INTO item_status (question_id, annotator, status, ts) VALUES (?,?,?,?)",
+                 (item, annotator, "in progress", now()))
 
 
 def _set_assessment(conn, item: str, field: str, annotator: str, state: Any) -> None:

@@ -7,7 +7,11 @@ from typing import Any
 
 @dataclass
 class ItemRow:
-    """One question as the navigator lists it: enough to draw a row, nothing heavy."""
+    """One question as the navigator lists it: enough to draw a row, nothing heavy.
+
+    `status` is the annotator's own (the one `items(annotator=...)` was asked for, by
+    default the store's), `gold_status` the `gold` layer's, `n_done` how many annotators
+    (gold not counted) have marked the item done."""
 
     item_id: str
     passage_id: str
@@ -20,6 +24,9 @@ class ItemRow:
     n_problems: int
     has_assessment: bool
     answerability: str | None
+    gold_status: str = "untouched"
+    n_done: int = 0
+    rowid: int = 0  # the question's SQLite rowid: the navigator's cheap handle
 
     @property
     def has_evidence(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE annotators (
@@ -177,8 +177,80 @@ def _v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS history_item_field ON history(item, field, id)")
 
 
+def _fts(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
+    """An FTS5 index over `table`'s columns, kept current by triggers: the layout
+    sqlite-utils' `enable_fts(columns, create_triggers=True)` makes (`<table>_fts`, external
+    content, rowid), so `sqlite_utils.Database(...)[table].search()` works on it; written out
+    here because `enable_fts` runs `executescript`, which would commit this migration's
+    transaction half-way.  The update trigger fires on the indexed columns only: every edit
+    bumps `questions.row_version`, and that must not re-index the stem."""
+    fts = f"{table}_fts"
+    cols = ", ".join(f"[{c}]" for c in columns)
+    new = ", ".join(f"new.[{c}]" for c in columns)
+    old = ", ".join(f"old.[{c}]" for c in columns)
+    conn.execute(f"CREATE VIRTUAL TABLE [{fts}] USING FTS5 ({cols}, content=[{table}])")
+    conn.execute(f"INSERT INTO [{fts}] (rowid, {cols}) SELECT rowid, {cols} FROM [{table}]")
+    conn.execute(f"CREATE TRIGGER [{table}_ai] AFTER INSERT ON [{table}] BEGIN "
+                 f"INSERT INTO [{fts}] (rowid, {cols}) VALUES (new.rowid, {new}); END")
+    conn.execute(f"CREATE TRIGGER [{table}_ad] AFTER DELETE ON [{table}] BEGIN "
+                 f"INSERT INTO [{fts}] ([{fts}], rowid, {cols}) VALUES ('delete', old.rowid, {old}); END")
+    conn.execute(f"CREATE TRIGGER [{table}_au] AFTER UPDATE OF {cols} ON [{table}] BEGIN "
+                 f"INSERT INTO [{fts}] ([{fts}], rowid, {cols}) VALUES ('delete', old.rowid, {old}); "
+                 f"INSERT INTO [{fts}] (rowid, {cols}) VALUES (new.rowid, {new}); END")
+
+
+def _v3(conn: sqlite3.Connection) -> None:
+    # Progress belongs to each annotator: item_status holds (item, annotator) -> status;
+    # no row means "untouched".  questions.status stays as the migration found it (legacy,
+    # no longer read or written).  Who gets the old item status (docs/CONTRACTS.md):
+    #  1. every annotator who changed the item (a history row of kind "change") is "in progress";
+    #  2. the author of the item's latest status row (change, undo or redo) gets the item's status;
+    #  3. an item not "untouched" without any status row: the author of its latest change,
+    #     or else the annotator its file was imported by.
+    conn.execute("""CREATE TABLE item_status (
+        question_id TEXT NOT NULL REFERENCES questions(id),
+        annotator TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('in progress', 'done')),
+        ts TEXT NOT NULL,
+        PRIMARY KEY (question_id, annotator)
+    ) WITHOUT ROWID""")
+    conn.execute("CREATE INDEX item_status_annotator ON item_status(annotator, status)")
+    now = "strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now')"
+    conn.execute(f"""INSERT OR IGNORE INTO item_status (question_id, annotator, status, ts)
+        SELECT h.item, h.annotator, 'in progress', max(h.ts) FROM history h
+        JOIN questions q ON q.id = h.item
+        WHERE h.kind = 'change' AND h.field != 'status' GROUP BY h.item, h.annotator""")
+    owners = conn.execute("""
+        SELECT q.id, q.status, coalesce(
+            (SELECT h.annotator FROM history h WHERE h.item = q.id AND h.field = 'status'
+             AND h.kind IN ('change', 'undo', 'redo') ORDER BY h.id DESC LIMIT 1),
+            CASE WHEN q.status != 'untouched' THEN coalesce(
+                (SELECT h.annotator FROM history h WHERE h.item = q.id AND h.kind = 'change'
+                 ORDER BY h.id DESC LIMIT 1),
+                (SELECT d.annotator FROM datasets d WHERE d.id = q.dataset_id)) END)
+        FROM questions q
+        WHERE q.status != 'untouched' OR q.id IN (SELECT item FROM history WHERE field = 'status')""").fetchall()
+    for item, status, owner in owners:
+        if owner is None:
+            continue
+        if status == "untouched":
+            conn.execute("DELETE FROM item_status WHERE question_id=? AND annotator=?", (item, owner))
+        else:
+            conn.execute(f"INSERT INTO item_status (question_id, annotator, status, ts) VALUES (?, ?, ?, {now}) "
+                         "ON CONFLICT (question_id, annotator) DO UPDATE SET status=excluded.status",
+                         (item, owner, status))
+    # the navigator lists a passage's questions in import order, straight from this index
+    conn.execute("CREATE INDEX questions_passage_order ON questions(passage_id, dataset_id, position)")
+    # the filter boxes list the sources and splits: a few index seeks, not a pass over the bank
+    conn.execute("CREATE INDEX questions_source ON questions(source)")
+    conn.execute("CREATE INDEX passages_split ON passages(split)")
+    # search: stems, alternatives and passages through SQLite FTS5
+    _fts(conn, "questions", ("stem", "alternatives"))
+    _fts(conn, "passages", ("text",))
+
+
 # version reached -> function that upgrades from the previous version
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -203,45 +203,65 @@ class Store:
         return p
 
     def items(self, source: str | None = None, status: str | None = None, search: str | None = None,
-              passage_id: str | None = None) -> list[ItemRow]:
+              passage_id: str | None = None, annotator: str | None = None,
+              item_ids: Iterable[str] | None = None) -> list[ItemRow]:
         """Light rows for the navigator, in import order, in one query.
 
-        `search` matches (case-insensitively, LIKE) the item id, the stem, the
-        alternatives or the passage text.
+        `status` and `ItemRow.status` are `annotator`'s own (default: the store's annotator).
+        `search` matches (case-insensitively) the item id, or a stem, alternative or passage
+        text containing it (SQLite FTS5 narrows, an exact substring test decides).
+        `item_ids`: only these items.
         """
+        from . import navigation
+        who = annotator or self.annotator
         where, params = [], []
         if source:
             where.append("q.source = ?"); params.append(source)
         if status:
-            where.append("q.status = ?"); params.append(status)
+            where.append("coalesce(me.status, 'untouched') = ?"); params.append(status)
         if passage_id:
             where.append("q.passage_id = ?"); params.append(passage_id)
+        if item_ids is not None:
+            ids = list(item_ids)
+            where.append(f"q.id IN (SELECT value FROM json_each(?))"); params.append(imports.dumps(ids))
         if search:
-            like = f"%{_escape_like(search)}%"
-            where.append("(q.id LIKE ? ESCAPE '\\' OR q.stem LIKE ? ESCAPE '\\' OR q.alternatives LIKE ? ESCAPE '\\' "
-                         "OR q.passage_id IN (SELECT id FROM passages WHERE text LIKE ? ESCAPE '\\'))")
-            params += [like, like, like, like]
-        sql = (
-            "SELECT q.id, q.passage_id, q.source, q.idx, q.stem, q.status, "
-            "coalesce(s.n_evidence, 0) AS n_evidence, coalesce(s.n_bases, 0) AS n_bases, "
-            "coalesce(pr.n, 0) AS n_problems, a.question_id IS NOT NULL AS has_assessment, "
-            "(SELECT label FROM answerability an WHERE an.question_id = q.id ORDER BY an.ts DESC LIMIT 1) "
-            "AS answerability "
-            "FROM questions q "
-            "LEFT JOIN (SELECT question_id, sum(role = 'evidence') AS n_evidence, sum(role = 'basis') AS n_bases "
-            "FROM spans GROUP BY question_id) s ON s.question_id = q.id "
-            "LEFT JOIN (SELECT question_id, count(*) AS n FROM problems GROUP BY question_id) pr "
-            "ON pr.question_id = q.id "
-            "LEFT JOIN (SELECT DISTINCT question_id FROM assessments) a ON a.question_id = q.id "
-            + (("WHERE " + " AND ".join(where)) if where else "")
-            + " ORDER BY q.dataset_id, q.position")
-        return [ItemRow(item_id=r[0], passage_id=r[1], source=r[2], index=r[3], stem=r[4], status=r[5],
-                        n_evidence=r[6], n_bases=r[7], n_problems=r[8], has_assessment=bool(r[9]),
-                        answerability=r[10]) for r in self._c.query(sql, params)]
+            sql, more = navigation.search_where(search)
+            where.append(sql); params += more
+        return navigation.item_rows(self._c, who, where, params)
 
     def search(self, text: str) -> list[str]:
         """Item ids whose id, stem, alternatives or passage contain `text`."""
         return [r.item_id for r in self.items(search=text)]
+
+    def status(self, item_id: str, annotator: str | None = None) -> str:
+        """`annotator`'s own progress on the item: "untouched", "in progress" or "done"."""
+        rows = self._c.query("SELECT status FROM item_status WHERE question_id=? AND annotator=?",
+                             (item_id, annotator or self.annotator))
+        return rows[0][0] if rows else "untouched"
+
+    def statuses(self, item_id: str) -> dict[str, str]:
+        """Every annotator's status of the item who has touched it ({annotator: status})."""
+        return dict(self._c.query("SELECT annotator, status FROM item_status WHERE question_id=? ORDER BY annotator",
+                                  (item_id,)))
+
+    def furthest_status(self) -> dict[str, str]:
+        """{item: the furthest status any annotator gave it} ("done" over "in progress" over "untouched")."""
+        out = {r[0]: "untouched" for r in self._c.query("SELECT id FROM questions")}
+        for r in self._c.query("SELECT question_id, max(status = 'done') FROM item_status GROUP BY question_id"):
+            out[r[0]] = "done" if r[1] else "in progress"
+        return out
+
+    def questions(self, item_ids: Iterable[str], annotator: str | None = None) -> list[Question]:
+        """Several questions with their annotations (as `question`), in import order; unknown ids are skipped."""
+        ids = list(item_ids)
+        if not ids:
+            return []
+        return self._questions("q.id IN (SELECT value FROM json_each(?))", [imports.dumps(ids)], annotator)
+
+    def navigation(self, defaults: dict | None = None):
+        """The navigator's paged queries on this connection (`desktop.store.navigation.Navigation`)."""
+        from .navigation import Navigation
+        return Navigation(self._c, defaults)
 
     def note(self, item_id: str, annotator: str | None = None) -> str | None:
         """The free-text problems note (`field="note"`) of `annotator` (default: the store's)."""
@@ -266,7 +286,8 @@ class Store:
     def apply(self, change: Change, expect: Any = conflicts.NOT_GIVEN) -> int:
         """Apply one edit in one transaction with its history row; returns the history id.
 
-        A question edited for the first time moves from "untouched" to "in progress".
+        A question edited for the first time by an annotator moves from "untouched" to
+        "in progress" for that annotator (status is each annotator's own).
         `expect`: the field's value as the editing window showed it; if another program
         changed it since, `StaleEditError` (a StoreError) is raised and nothing is written.
         """
@@ -279,8 +300,7 @@ class Store:
             if change.field.endswith(".add"):
                 after = dict(after, id=row_id)
             if change.field != "status":
-                conn.execute("UPDATE questions SET status='in progress' WHERE id=? AND status='untouched'",
-                             (change.item,))
+                edits.touch(conn, change.item, who)
             conn.execute("UPDATE questions SET row_version = row_version + 1 WHERE id=?", (change.item,))
             # a fresh edit ends what this annotator could still redo
             conn.execute("UPDATE history SET undone=2 WHERE annotator=? AND kind='change' AND undone=1", (who,))
@@ -387,6 +407,13 @@ class Store:
                           kind="predictions")
         return len(values)
 
+    def predicted_items(self, with_evidence: bool = False) -> list[str]:
+        """Items with stored model output (with an evidence sentence, if asked), in import order."""
+        cond = " AND evidence IS NOT NULL AND evidence != ''" if with_evidence else ""
+        return [r[0] for r in self._c.query(
+            "SELECT q.id FROM questions q WHERE q.id IN (SELECT question_id FROM predictions WHERE 1" + cond + ") "
+            "ORDER BY q.dataset_id, q.position")]
+
     def predictions(self, item_id: str, model_id: str | None = None) -> list[Prediction]:
         sql = "SELECT * FROM predictions WHERE question_id=?"
         params: list[Any] = [item_id]
@@ -398,7 +425,8 @@ class Store:
 
     def stats(self) -> dict:
         """{"sources": {source: {"files", "passages", "texts", "questions"}}, "status": {status: n},
-        "status_by_source": {source: {status: n}}, "files": [{file, source, texts, questions}],
+        "status_by_source": {source: {status: n}}, "status_by_annotator": {annotator: {status: n}},
+        "files": [{file, source, texts, questions}],
         "annotations": {table: rows}, "spans_by_role", "annotators": [...], "history": n}.
 
         "passages" counts distinct passages; "texts" counts them as the files hold them
@@ -418,18 +446,25 @@ class Store:
             entry = sources.setdefault(r[2], {"files": 0, "passages": 0, "texts": 0, "questions": 0})
             entry["files"] += 1
             entry["texts"] += r[3]
+        # an item counts by the furthest status any annotator gave it (status is per annotator)
+        best = ("(SELECT CASE max(s.status = 'done') WHEN 1 THEN 'done' WHEN 0 THEN 'in progress' END "
+                "FROM item_status s WHERE s.question_id = q.id)")
         by_source: dict[str, dict[str, int]] = defaultdict(dict)
-        for r in self._c.query("SELECT source, status, count(*) FROM questions GROUP BY source, status"):
-            by_source[r[0]][r[1]] = r[2]
         status = {s: 0 for s in ("untouched", "in progress", "done")}
-        for r in self._c.query("SELECT status, count(*) FROM questions GROUP BY status"):
-            status[r[0]] = r[1]
+        for r in self._c.query(f"SELECT q.source, coalesce({best}, 'untouched') AS st, count(*) FROM questions q "
+                               "GROUP BY q.source, st"):
+            by_source[r[0]][r[1]] = r[2]
+            status[r[1]] += r[2]
+        by_annotator: dict[str, dict[str, int]] = defaultdict(dict)
+        for r in self._c.query("SELECT annotator, status, count(*) FROM item_status GROUP BY annotator, status"):
+            by_annotator[r[0]][r[1]] = r[2]
         annotations = {}
         for table in ("passages", "questions", "spans", "assessments", "problems", "comments", "answerability",
                       "notes", "predictions", "history"):
             annotations[table] = self._c.query(f"SELECT count(*) FROM {table}")[0][0]
         by_role = {r[0]: r[1] for r in self._c.query("SELECT role, count(*) FROM spans GROUP BY role")}
-        return {"sources": sources, "status": status, "status_by_source": dict(by_source), "files": files,
+        return {"sources": sources, "status": status, "status_by_source": dict(by_source),
+                "status_by_annotator": dict(by_annotator), "files": files,
                 "annotations": annotations, "spans_by_role": by_role, "annotators": self.annotators(),
                 "history": annotations["history"], "schema_version": self._c.query(
                     "SELECT version FROM schema_version")[0][0]}

@@ -66,7 +66,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     backend = Backend.open(db, annotator=name, read_only=screenshot is not None)
     try:
         # before the window starts its threads (the model panel loads the model in one)
-        if item and item not in {row.item_id for row in backend.items()}:
+        if item and backend.item_row(item) is None:
             raise McqLensError(f"no item {item!r} in {db}")
         window = MainWindow(backend, settings=s, facts=screenshot is None)
         if backend.read_only and screenshot is None:

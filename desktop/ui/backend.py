@@ -61,6 +61,7 @@ class Backend:
         self._texts: dict[str, str] = {}
         # why the window only reads (None: it writes); every edit is then refused by the store
         self.read_only_reason = read_only_reason or ("opened for reading" if store.read_only else None)
+        self._nav = None
 
     @classmethod
     def open(cls, path: str, annotator: str | None = None, read_only: bool = False) -> "Backend":
@@ -100,17 +101,20 @@ class Backend:
 
     # ---- reading ---------------------------------------------------------------------------
     def items(self) -> list:
+        """Every item's row (whole-database work only: the navigator reads pages, see `navigation`)."""
         return self.store.items()
 
+    def navigation(self):
+        """The navigator's paged queries on this store (one per window: it holds the facts)."""
+        if self._nav is None:
+            self._nav = self.store.navigation(unannotated_facts())
+        return self._nav
+
     def is_empty(self) -> bool:
-        return not self.store.items()
+        return self.navigation().is_empty()
 
-    def item_row(self, item_id: str, passage_id: str):
-        return next((r for r in self.store.items(passage_id=passage_id) if r.item_id == item_id), None)
-
-    def search_passages(self, text: str) -> set[str]:
-        """Passages whose text (or whose questions) contain `text`."""
-        return {r.passage_id for r in self.store.items(search=text)}
+    def item_row(self, item_id: str, passage_id: str | None = None):
+        return self.navigation().row(self.annotator, item_id)
 
     def passage_text(self, passage_id: str) -> str:
         text = self._texts.get(passage_id)
@@ -118,8 +122,10 @@ class Backend:
             text = self._texts[passage_id] = self.store.passage(passage_id).text
         return text
 
-    def load(self, item_id: str, status: str = "untouched") -> ItemState:
+    def load(self, item_id: str, status: str | None = None) -> ItemState:
         me = self.annotator
+        if status is None:
+            status = self.store.status(item_id, me)
         # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
         version = self.store.row_version(item_id)
         q = self.store.question(item_id, annotator=me)
@@ -192,15 +198,20 @@ class Backend:
                 return h
         return None
 
-    def item_rows(self, item_ids: list[str], passages: dict[str, str]) -> dict[str, Any]:
-        """Fresh navigator rows of `item_ids` (`passages`: item -> passage id): a query per
-        passage for a few, one for all when another program edited many at once."""
-        wanted = set(item_ids)
-        if len(wanted) > 20:
-            return {r.item_id: r for r in self.store.items() if r.item_id in wanted}
-        out = {}
-        for pid in {passages[i] for i in wanted if i in passages}:
-            out.update({r.item_id: r for r in self.store.items(passage_id=pid) if r.item_id in wanted})
+    def item_rows(self, item_ids: list[str], passages: dict[str, str] | None = None) -> dict[str, Any]:
+        """Fresh navigator rows of `item_ids`, in one query."""
+        return {r.item_id: r for r in self.store.items(item_ids=item_ids)}
+
+    def all_facts(self, progress: Callable[..., None] | None = None, chunk: int = 400) -> dict[str, dict[str, Any]]:
+        """The navigator's facts of every item that has annotations or predictions (the others
+        have `unannotated_facts()`), read a chunk of questions at a time (for a worker thread)."""
+        ids = self.navigation().annotated_items()
+        out: dict[str, dict[str, Any]] = {}
+        for k in range(0, len(ids), chunk):
+            for q in self.store.questions(ids[k:k + chunk], annotator=self.annotator):
+                out[q.id] = question_facts(q, self.annotator)
+            if progress:
+                progress(f"facts of {min(k + chunk, len(ids))} of {len(ids)} items")
         return out
 
     # ---- writing ----------------------------------------------------------------------------------
@@ -245,25 +256,32 @@ def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Da
 
 def compute_facts(datasets: list[Dataset], annotator: str) -> dict[str, dict[str, Any]]:
     """Per item: acceptability, eligibility, difficulty total and model flags (navigator filters)."""
+    return {q.id: question_facts(q, annotator) for ds in datasets for q in ds.questions()}
+
+
+def question_facts(q: Question, annotator: str) -> dict[str, Any]:
+    """One item's navigator facts: acceptability, eligibility, difficulty total, N, MI, model flags."""
     from desktop.domain import difficulty as km
     from desktop.domain import typology as ty
-    out: dict[str, dict[str, Any]] = {}
-    for ds in datasets:
-        for q in ds.questions():
-            own = next((a for a in q.assessments if a.annotator == annotator), None)
-            ref = next((a for a in q.assessments if a.annotator != annotator), None)
-            values = dict(ref.values) if ref else {}
-            values.update(own.values if own else {})
-            try:
-                total = km.total(values) if values else None
-            except ValueError:
-                total = None
-            eligible, why = km.eligibility(_pick(own, ref, "text_format"), _pick(own, ref, "unit_type"),
-                                           ty.item_worst_tier(q.problems))
-            out[q.id] = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
-                         "total": total, "model_flags": model_flags(q)}
-            out[q.id].update(model_numbers(q))
+    own = next((a for a in q.assessments if a.annotator == annotator), None)
+    ref = next((a for a in q.assessments if a.annotator != annotator), None)
+    values = dict(ref.values) if ref else {}
+    values.update(own.values if own else {})
+    try:
+        total = km.total(values) if values else None
+    except ValueError:
+        total = None
+    eligible, why = km.eligibility(_pick(own, ref, "text_format"), _pick(own, ref, "unit_type"),
+                                   ty.item_worst_tier(q.problems))
+    out = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
+           "total": total, "model_flags": model_flags(q)}
+    out.update(model_numbers(q))
     return out
+
+
+def unannotated_facts() -> dict[str, Any]:
+    """The facts of an item without assessments, problems or predictions (most of an imported bank)."""
+    return question_facts(Question(id="", passage_id="", index=0, stem="", alternatives=["", ""], key=None), "")
 
 
 def model_flags(q: Question) -> list[str]:

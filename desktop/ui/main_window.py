@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.errors import McqLensError
 from desktop.store.conflicts import StaleEditError
-from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, Dataset, Passage, letter
+from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
 from desktop.ui import colors, main_thread_gc
-from desktop.ui.backend import Backend, ItemState, compute_facts, read_file
+from desktop.ui.backend import Backend, ItemState, question_facts, read_file
 from desktop.ui.comments_panel import CommentsPanel
 from desktop.ui.difficulty_form import DifficultyForm
 from desktop.ui.navigator import Navigator
@@ -73,7 +73,7 @@ class MainWindow(QMainWindow):
 
     # ================================================================ layout
     def _build(self) -> None:
-        self.navigator = Navigator(search_passages=self.backend.search_passages)
+        self.navigator = Navigator()
         self.navigator.itemChosen.connect(self.open_item)
 
         self.passage = PassageView()
@@ -226,17 +226,20 @@ class MainWindow(QMainWindow):
 
     # ================================================================ items
     def reload_items(self, select: str | None = None) -> None:
-        rows = self.backend.items()
-        if not rows:
+        nav = self.backend.navigation()
+        if nav.is_empty():
             self.pages.setCurrentWidget(self.welcome)
             self.current, self.state = None, None
             return
         self.pages.setCurrentWidget(self.work)
         self._share_width()
-        self.navigator.set_rows(rows)
-        target = select or self.current or rows[0].item_id
-        if self.navigator.model.row_of(target) is None:
-            target = rows[0].item_id
+        self.navigator.bind(nav, self.backend.annotator, self.backend.store)
+        first = self.navigator.first_item() or nav.first_item()
+        target = select or self.current or first
+        if target is None or nav.rowid(target) is None:
+            target = first
+        if target is None:
+            return
         self.current = None
         self.navigator.select(target)
         if self.current != target:  # selecting an already current index emits nothing
@@ -248,9 +251,8 @@ class MainWindow(QMainWindow):
         if item_id == self.current and self.state is not None:
             return
         self.flush()
-        row = self.navigator.model.row_of(item_id)
         try:
-            state = self.backend.load(item_id, status=row.status if row else "untouched")
+            state = self.backend.load(item_id)
         except McqLensError as exc:
             self._error(str(exc))
             return
@@ -401,17 +403,7 @@ class MainWindow(QMainWindow):
 
     def refresh_rows(self, items: list[str]) -> None:
         """Navigator rows (status, counts) of items edited elsewhere; selection and scroll stay."""
-        passages = {}
-        for item in items:
-            row = self.navigator.model.row_of(item)
-            if row is not None:
-                passages[item] = row.passage_id
-        if not passages:
-            return
-        for item, fresh in self.backend.item_rows(list(passages), passages).items():
-            self.navigator.update_row(item, status=fresh.status, n_evidence=fresh.n_evidence,
-                                      n_bases=fresh.n_bases, n_problems=fresh.n_problems,
-                                      answerability=fresh.answerability)
+        self.navigator.refresh_items(items)
 
     def _safe_refresh(self) -> None:
         try:
@@ -433,16 +425,10 @@ class MainWindow(QMainWindow):
         item_id = item_id or self.current
         if item_id is None:
             return
-        row = self.navigator.model.row_of(item_id)
-        passage_id = row.passage_id if row else self.state.question.passage_id
-        fresh = self.backend.item_row(item_id, passage_id)
-        if fresh is not None:
-            self.navigator.update_row(item_id, status=fresh.status, n_evidence=fresh.n_evidence,
-                                      n_bases=fresh.n_bases, n_problems=fresh.n_problems,
-                                      answerability=fresh.answerability)
+        self.navigator.refresh_items([item_id])
         if item_id != self.current:
             return
-        self.state = self.backend.load(item_id, status=fresh.status if fresh else self.state.status)
+        self.state = self.backend.load(item_id)
         self._render()
         self._update_facts_for(self.state)
 
@@ -560,7 +546,7 @@ class MainWindow(QMainWindow):
             self.next_unfinished()
 
     def go_to(self, item_id: str) -> bool:
-        if self.navigator.model.row_of(item_id) is None:
+        if self.backend.navigation().rowid(item_id) is None:
             return False
         self.navigator.select(item_id)
         if self.current != item_id:
@@ -569,23 +555,22 @@ class MainWindow(QMainWindow):
 
     # ================================================================ facts for the filters
     def start_facts(self) -> None:
-        annotator = self.backend.annotator
-        backend = self.backend
-
-        def work(progress):
-            return compute_facts(backend.load_all(), annotator)
-
-        self.facts_runner.start(work)
+        """The navigator's facts (acceptability, eligibility, totals, model flags) of the annotated
+        items, computed in a worker; the others have an unannotated item's facts."""
+        self.facts_runner.start(self.backend.all_facts)
 
     def _facts_ready(self, facts: dict) -> None:
-        self.navigator.set_facts(facts)
+        self.backend.navigation().put_facts(facts)
+        self.navigator.facts_changed()
 
     def _update_facts_for(self, st: ItemState) -> None:
-        if not self.navigator.model.facts:
-            return
-        ds = Dataset(source=st.question.source,
-                     passages=[Passage(id=st.question.passage_id, text="", questions=[st.question])])
-        self.navigator.model.facts.update(compute_facts([ds], self.backend.annotator))
+        """The facts of the item just edited (its row in the filters), from what is loaded already."""
+        self.backend.navigation().put_facts({st.question.id: question_facts(st.question, self.backend.annotator)})
+
+    def update_item_facts(self, item_id: str) -> None:
+        """Recompute one item's facts (new predictions stored by the model panel)."""
+        if self.state is not None and self.current == item_id:
+            self._update_facts_for(self.state)
 
     # ================================================================ import
     def choose_import(self, folder: bool = False) -> None:

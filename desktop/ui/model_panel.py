@@ -221,33 +221,16 @@ class ModelReview(QObject):
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
                        "unscored items go last. Filter by flag with the “model” filter.")
+        box.setAccessibleName("Item order")
+        box.setAccessibleDescription("List the items as imported, or by the shortcut model's N or by MI, lowest first")
         box.currentIndexChanged.connect(self._order_changed)
         layout = nav.layout()
         layout.insertWidget(max(0, layout.count() - 2), box)
         self.order = box
 
     def _order_changed(self, index: int) -> None:
-        """Re-group the rows in the chosen order: a passage goes where its lowest item goes."""
-        w = self.window
-        nav = w.navigator
-        rows = w.backend.items()
-        name = {1: "shortcut_n", 2: "mi_bits"}.get(index)
-        if name is not None:
-            facts = nav.model.facts
-            inf = float("inf")
-
-            def value(r):
-                v = facts.get(r.item_id, {}).get(name)
-                return inf if v is None else v
-
-            best: dict[str, float] = {}
-            for r in rows:
-                best[r.passage_id] = min(best.get(r.passage_id, inf), value(r))
-            rows = sorted(rows, key=lambda r: (best[r.passage_id], r.passage_id, value(r)))
-        current = w.current
-        nav.set_rows(rows)
-        if current is not None:
-            nav.select(current, emit=False)
+        """Re-order the navigator (a query in the store): a passage goes where its lowest item goes."""
+        self.window.navigator.set_order({1: "shortcut_n", 2: "mi_bits"}.get(index, "import"))
 
     # ---- the model -------------------------------------------------------------------------------
     def _model_ready(self, model) -> None:
@@ -265,7 +248,7 @@ class ModelReview(QObject):
 
     def _read_datasets(self):
         """A function for the worker: every dataset with this annotator's annotations, read
-        through a connection of its own when the database is a file."""
+        through a connection of its own when the database is a file (Score whole database)."""
         from desktop.store import Store
         path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
 
@@ -279,8 +262,34 @@ class ModelReview(QObject):
                     store.close()
         return read
 
+    def _read_evidence_items(self):
+        """A function for the worker: the items with model evidence (the only ones the tally
+        counts), with this annotator's annotations and their passages, read through a connection
+        of its own when the database is a file; never the whole bank."""
+        from desktop.domain.model import Dataset, Passage
+        from desktop.store import Store
+        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+
+        def read():
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, create=False) if own else shared
+            try:
+                passages: dict[str, Passage] = {}
+                ids = store.predicted_items(with_evidence=True)
+                for k in range(0, len(ids), 500):
+                    for q in store.questions(ids[k:k + 500], annotator=me):
+                        if q.passage_id not in passages:
+                            passages[q.passage_id] = store.passage(q.passage_id)
+                            passages[q.passage_id].questions = []
+                        passages[q.passage_id].questions.append(q)
+                return [Dataset(source="items with model evidence", passages=list(passages.values()))]
+            finally:
+                if own:
+                    store.close()
+        return read
+
     def _start_tally(self) -> None:
-        read, me, model_id = self._read_datasets(), self.backend.annotator, self.model.id
+        read, me, model_id = self._read_evidence_items(), self.backend.annotator, self.model.id
         self.worker.run_job("tally", lambda: ms.agreement_over(read(), me, model_id))
 
     def _job_done(self, name: str, result) -> None:
@@ -382,6 +391,8 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
+        if getattr(self, "closed", False):
+            return
         if item_id == self._pending:
             self._pending = None
         if getattr(self.backend, "read_only", False):
@@ -417,14 +428,10 @@ class ModelReview(QObject):
             self.panel.set_status(f"<span style='color:#C62828'>{html.escape(message)}</span>")
 
     def _update_facts(self, item_id: str) -> None:
-        facts = self.window.navigator.model.facts
-        if item_id not in facts or self.window.state is None or self.window.current != item_id:
+        if self.window.state is None or self.window.current != item_id:
             return
-        q = self.window.state.question
-        q.predictions = self.backend.store.predictions(item_id)
-        facts[item_id].update(ms.model_facts(q))
-        facts[item_id]["model_flags"] = sorted(set(facts[item_id].get("model_flags", []))
-                                               | set(facts[item_id]["review_flags"]))
+        self.window.state.question.predictions = self.backend.store.predictions(item_id)
+        self.window.update_item_facts(item_id)
 
     def rescore(self) -> None:
         st = self.window.state
@@ -532,6 +539,8 @@ class ModelReview(QObject):
         return True
 
     def _batch_chunk(self, rows, done: int, total: int) -> None:
+        if getattr(self, "closed", False):
+            return
         if rows:
             try:
                 self.backend.store.add_predictions(rows)
@@ -562,6 +571,7 @@ class ModelReview(QObject):
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Close:
+            self.closed = True  # scores still queued for delivery find the store closed: drop them
             self.worker.stop()
         return False
 
