@@ -130,3 +130,22 @@ def time_on_item(c: Connection, annotator: str | None = None, item_id: str | Non
         "GROUP BY item, annotator ORDER BY item, annotator"), [idle_limit, *params])
     return [TimeOnItem(item_id=r[0], annotator=r[1], seconds=round(r[2], 3), edits=r[3], first=r[4], last=r[5])
             for r in rows]
+
+
+def rated_items_sql(source: str | None = None) -> tuple[str, list]:
+    """SQL (and its parameters) for the ids of the items two or more raters annotated, or
+    that keep an ExpMRC reference that could not be located (a rater of its own): the only
+    items agreement can be measured on.  Raters as `reports.agreement_measures` counts
+    them: not "gold", not a model suggestion nobody accepted."""
+    where, params = _filters(source, None)
+    sql = (
+        "SELECT q.id FROM questions q JOIN datasets d ON d.id = q.dataset_id "
+        + (where + " AND " if where else "WHERE ")
+        + "(q.id IN (SELECT question_id FROM ("
+        "SELECT question_id, annotator FROM spans WHERE role IN ('evidence', 'basis') AND annotator != 'gold' "
+        "AND origin != 'model' "
+        "UNION SELECT question_id, annotator FROM assessments WHERE annotator != 'gold' "
+        "UNION SELECT question_id, annotator FROM problems WHERE annotator != 'gold' AND origin != 'model'"
+        ") GROUP BY question_id HAVING count(*) >= 2) "
+        "OR json_extract(q.extra, '$.unlocated_evidence') IS NOT NULL)")
+    return sql, params

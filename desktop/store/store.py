@@ -246,6 +246,16 @@ class Store:
     def bulk_spans(self, role: str, source: str | None = None, annotator: str | None = None):
         return bulk.spans(self._c, role, source, annotator)
 
+    def rated_questions(self, source: str | None = None) -> list[tuple[Question, str]]:
+        """(question, passage text) of every item two or more raters annotated (everyone's
+        annotations), in file order: what the agreement report measures, read without
+        building the items nobody annotated twice."""
+        sub, params = bulk.rated_items_sql(source)
+        questions = self._questions(f"q.id IN ({sub})", params, None)
+        texts = dict(self._c.query(f"SELECT id, text FROM passages WHERE id IN (SELECT passage_id FROM questions "
+                                   f"WHERE id IN ({sub}))", params))
+        return [(q, texts[q.passage_id]) for q in questions]
+
     def time_on_item(self, annotator: str | None = None, item_id: str | None = None,
                      idle_limit: float | None = None) -> list[bulk.TimeOnItem]:
         """Seconds each annotator spent on each item, from the history's timestamps
