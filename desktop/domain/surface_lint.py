@@ -193,6 +193,8 @@ def _scan(rx: re.Pattern, s: str, trigger, starts):
     (`trigger`: one regex or a tuple of them)."""
     triggers = trigger if isinstance(trigger, tuple) else (trigger,)
     cands = sorted({p for tr in triggers for t in tr.finditer(s) for p in starts(s, t)})
+    if not cands:
+        return
     end = 0
     for p in cands:
         if p < end:
@@ -261,7 +263,7 @@ _FAST: dict[int, tuple[re.Pattern, object]] = {
     4: (re.compile(r", \d"), _word_before(_DIGITS)),
     5: (re.compile(r"[,;:!?](?=[A-Za-z])"), _at_trigger),
     6: (tuple(re.compile(x) for x in (r"[.!?,][\"”]", r"\(", r"\)")), _r7_starts),
-    7: (re.compile(r"\."), lambda s, t: (t.start(),)),
+    7: (re.compile(r"\.(?=[A-Z][a-z])"), _at_trigger),
     8: (re.compile(r"[\"“]"), _at_trigger),
     9: (re.compile(r"(?:Mr|Mrs|Ms|Dr|Prof)\."), _at_trigger),
     10: (_Words("dont|doesnt|didnt|cant|couldnt|wouldnt|shouldnt|isnt|arent|wasnt|werent|hasnt|havent|"
@@ -272,6 +274,15 @@ _FAST: dict[int, tuple[re.Pattern, object]] = {
     14: (re.compile(r"\d+"), _ocr_starts),
 }
 _ABBREV_TRIGGER = re.compile(r"\.")
+# Every trigger in one pattern: a string in which none of them occurs, and which has no
+# URL hint (URL masking can turn a character into a letter; abbreviation masking only
+# replaces letters and periods by letters, which creates no trigger), has no match at
+# all, and most stems and alternatives are such strings.
+_ANY_TRIGGER = re.compile("|".join(
+    [tr.pattern for i, (trs, _) in _FAST.items() if i not in (10, 12)
+     for tr in (trs if isinstance(trs, tuple) else (trs,))]
+    + [_RULES[10][1].pattern, r"(?i:prefix|word|s\dt)", r"[<&(]"]))
+_PLAN = [(typ, rx, group, _raw(typ, rx), _FAST[i]) for i, (typ, rx, group) in enumerate(_RULES)]
 
 
 _HINTS = ("www", "http", "@", ".com", ".org", ".net", ".edu", ".gov", ".cn", ".uk")
@@ -297,12 +308,12 @@ def _tags(s: str, element: str, alternative: int | None = None, offset: int = 0)
 def _found(s: str) -> tuple[tuple[str, int, int, str], ...]:
     """(type, start, end, text) of every rule's match, as `_found_reference`; cached because
     a passage is linted once for each of its questions."""
+    if s.isascii() and _ANY_TRIGGER.search(s) is None and not any(h in s.lower() for h in _HINTS):
+        return ()
     out = []
     masked = _masked(s)
-    for i, (typ, rx, group) in enumerate(_RULES):
-        src = s if _raw(typ, rx) else masked
-        fast = _FAST.get(i)
-        for m in (_scan(rx, src, *fast) if fast else rx.finditer(src)):
+    for typ, rx, group, raw, (trigger, starts) in _PLAN:
+        for m in _scan(rx, s if raw else masked, trigger, starts):
             hit = _keep(typ, m, group, s)
             if hit:
                 out.append(hit)
