@@ -332,27 +332,37 @@ def detect_text(passage_text: str) -> list[ProblemTag]:
     return _tags(passage_text, TEXT)
 
 
+# the item rules' patterns, compiled once (a report lints every stem and alternative)
+_GLUED_GAP = re.compile(r"(?<=[A-Za-z,\"])_")
+_ACCORDING = re.compile(r"(?<=[A-Za-z_])( +)according to\b")
+_LEADING_PUNCT = re.compile(r"^\s*[.,;:]+[\s.]*")
+_TRAILING_PUNCT = re.compile(r"(?<=[._?])\s*\.\s+\.\s*$|[\[(]\s*$")
+_FIRST_WORD = re.compile(r"[\"“'(]*([A-Za-z][\w'’-]*)")
+_CLOSERS = re.compile(r"[\"”')\]]+$")
+_ALT_LEADING_PUNCT = re.compile(r"^\s*[.,;:]+\s*(?=\w)")
+
+
 def _stem_rules(stem: str) -> list[ProblemTag]:
     out = []
     # a gap glued to the word before it: "that_."
-    for m in re.finditer(r"(?<=[A-Za-z,\"])_", stem):
+    for m in _GLUED_GAP.finditer(stem):
         out.append(_tag("missing_spaces_punctuation", QUESTION, None, m.start(), m.end(), stem[m.start() - 1:m.end()]))
     # "Which is true according to the passage?": EMBRACE's annotators mark the missing comma
     # before a final "according to ..." every time (and no stem of the green file has one)
-    for m in re.finditer(r"(?<=[A-Za-z_])( +)according to\b", stem):
+    for m in _ACCORDING.finditer(stem):
         out.append(_tag("punctuation_errors", QUESTION, None, m.start(1), m.end(1), stem[m.start(1):m.end() ]))
     # punctuation before the stem starts (".The above passage", ".  . Which") or after its end
-    m = re.match(r"^\s*[.,;:]+[\s.]*", stem)
+    m = _LEADING_PUNCT.match(stem)
     if m:
         out.append(_tag("punctuation_errors", QUESTION, None, m.start(), m.end(), m.group()))
-    m = re.search(r"(?<=[._?])\s*\.\s+\.\s*$|[\[(]\s*$", stem)
+    m = _TRAILING_PUNCT.search(stem)
     if m:
         out.append(_tag("punctuation_errors", QUESTION, None, m.start(), m.end(), m.group()))
     return out
 
 
 def _first_word(alt: str) -> str:
-    m = re.match(r"[\"“'(]*([A-Za-z][\w'’-]*)", _LABEL.sub("", alt))
+    m = _FIRST_WORD.match(_LABEL.sub("", alt))
     return m.group(1) if m else ""
 
 
@@ -390,7 +400,7 @@ def _alternatives_rules(alts: list[str], context: str) -> list[ProblemTag]:
     # final punctuation
     ends = []
     for b in bodies:
-        core = re.sub(r"[\"”')\]]+$", "", b)
+        core = _CLOSERS.sub("", b)
         if _ABBREV.search(core[-6:]) and core.endswith("."):
             ends.append(None)  # "10 p.m." ends with an abbreviation's period
         else:
@@ -416,7 +426,7 @@ def detect_item(question, passage_text: str = "") -> list[ProblemTag]:
         skip = len(_LABEL.match(alt).group()) if _LABEL.match(alt) else 0
         for t in _tags(alt[skip:], ALTERNATIVES, i, skip):
             tags.append(t)
-        m = re.match(r"^\s*[.,;:]+\s*(?=\w)", alt[skip:])
+        m = _ALT_LEADING_PUNCT.match(alt[skip:])
         if m:
             tags.append(_tag("punctuation_errors", ALTERNATIVES, i, skip, skip + m.end(), m.group()))
     tags += _alternatives_rules(question.alternatives, passage_text + "\n" + question.stem)

@@ -59,6 +59,7 @@ def acceptability_matrix(df, out: Path) -> str:
 
 def problems_per_element(corpus, out: Path) -> list[str]:
     """Figs. 4–7: MCQs with each problem type, per element; recorded tags and the linter's extra ones."""
+    import pandas as pd
     plt = _plt()
     groups = [("fig04_problems_text.png", "Fig. 4 — problems in texts", {"text"}),
               ("fig05_problems_stems.png", "Fig. 5 — problems in MCQ stems", {"question"}),
@@ -70,6 +71,11 @@ def problems_per_element(corpus, out: Path) -> list[str]:
     for fname, title, elements in groups:
         rec_pairs = _pairs(corpus.recorded, elements, skip_notes=True)
         sug_pairs = _pairs(corpus.suggested, elements)
+        if "text" in elements and len(corpus.text_suggested):  # each question of the passage
+            text = _pairs(corpus.text_suggested.rename(columns={"passage_id": "item_id"}), elements)
+            text = text.rename(columns={"item_id": "passage_id"}).merge(
+                corpus.passage_units[["passage_id", "item_id"]], on="passage_id")[["item_id", "type"]]
+            sug_pairs = pd.concat([sug_pairs, text], ignore_index=True).drop_duplicates()
         if len(sug_pairs) and len(rec_pairs):
             both = sug_pairs.merge(rec_pairs, on=["item_id", "type"], how="left", indicator=True)
             sug_pairs = both[both["_merge"] == "left_only"]

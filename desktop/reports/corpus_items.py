@@ -98,15 +98,27 @@ def tables_from_datasets(datasets: list[Dataset]) -> Tables:
 
 @dataclass
 class Corpus:
-    """The report's per-item results: `frame` (COLUMNS), the recorded tags and the linter's
-    suggestions of every item as frames (TAG_COLUMNS; a passage's text tags appear on each
-    of its questions), the passage of each item and the texts."""
+    """The report's per-item results: `frame` (COLUMNS); the recorded tags of every item
+    (TAG_COLUMNS; a passage's text tags appear on each of its questions); the linter's
+    suggestions on stems and alternatives per item (`suggested`) and on texts per passage
+    (`text_suggested`: passage_id + TAG_COLUMNS but item_id, each passage once)."""
 
     frame: Any
     recorded: Any
     suggested: Any
+    text_suggested: Any
     tables: Tables
     passage_units: Any = field(default=None)  # (file, passage_id, item_id) of each item
+
+    def suggested_with_text(self, item_ids=None):
+        """Item-level suggestions plus each item's passage's text suggestions (of `item_ids`)."""
+        import pandas as pd
+        units = self.passage_units
+        if item_ids is not None:
+            units = units[units["item_id"].isin(item_ids)]
+        text = self.text_suggested.merge(units[["item_id", "passage_id"]], on="passage_id")
+        items = self.suggested if item_ids is None else self.suggested[self.suggested["item_id"].isin(item_ids)]
+        return pd.concat([text[TAG_COLUMNS], items[TAG_COLUMNS]], ignore_index=True)
 
 
 def build(tables: Tables, suggestions: bool = True) -> Corpus:
@@ -119,7 +131,11 @@ def build(tables: Tables, suggestions: bool = True) -> Corpus:
     it["file_colour"] = it["file"].map(colour)
 
     recorded = _recorded(it, tables.problems)
-    suggested = _suggested(it, tables.texts) if suggestions else pd.DataFrame(columns=TAG_COLUMNS)
+    if suggestions:
+        suggested, text_suggested = _suggested(it, tables.texts)
+    else:
+        suggested = pd.DataFrame(columns=TAG_COLUMNS + ["pos", "seq"])
+        text_suggested = pd.DataFrame(columns=["passage_id", *TAG_COLUMNS[1:], "seq"])
 
     frame = it[["item_id", "passage_id", "source", "file", "file_colour"]].copy()
     own = tables.problems
@@ -133,17 +149,24 @@ def build(tables: Tables, suggestions: bool = True) -> Corpus:
                        ("mcq_unit_acceptability", "unit")):
         frame[col] = _classes(_worst(recorded, frame, group), frame["reviewed"])
     both = pd.concat([recorded, suggested], ignore_index=True) if len(suggested) else recorded
-    frame["acceptability_with_suggestions"] = _classes(_worst(both, frame), frame["reviewed"])
+    with_text = _worst(both, frame)
+    if len(text_suggested):  # a passage's text suggestions count for each of its questions
+        per_passage = _tier_rank(text_suggested["type"]).groupby(text_suggested["passage_id"]).min()
+        with_text = pd.concat([with_text, it["passage_id"].map(per_passage)], axis=1).min(axis=1)
+    frame["acceptability_with_suggestions"] = _classes(with_text, frame["reviewed"])
 
     _assessment_columns(frame, picked, worst_all)
     times = tables.time_on_item
     # from the store: 0 s for an item nobody edited; from files: unknown (empty)
     frame["time_on_item_s"] = frame["item_id"].map(times).fillna(0.0) if times is not None else None
     frame["recorded_problems"] = _tag_lists(recorded, frame)
-    frame["suggested_problems"] = _tag_lists(suggested, frame)
+    text_lists = _tag_lists(text_suggested, frame, key="passage_id", keys=it["passage_id"])
+    item_lists = _tag_lists(suggested, frame)
+    frame["suggested_problems"] = [f"{a}; {b}" if a and b else a or b for a, b in zip(text_lists, item_lists)]
     frame = frame[COLUMNS]
     units = it[["file", "passage_id", "item_id"]]
-    return Corpus(frame=frame, recorded=recorded, suggested=suggested, tables=tables, passage_units=units)
+    return Corpus(frame=frame, recorded=recorded, suggested=suggested, text_suggested=text_suggested,
+                  tables=tables, passage_units=units)
 
 
 def _recorded(it, problems):
@@ -167,20 +190,18 @@ def _recorded(it, problems):
 
 
 def _suggested(it, texts: dict[str, str]):
-    """The surface linter's suggestions: the passage's, then the stem's and alternatives'."""
+    """The surface linter's suggestions: (per item: stems and alternatives, per passage: text)."""
     import pandas as pd
-    rows = []
-    passage_tags: dict[str, list] = {}
+    rows, text_rows = [], []
+    for pid in dict.fromkeys(it["passage_id"]):
+        for seq, t in enumerate(L.detect_text(texts.get(pid, ""))):
+            text_rows.append((pid, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, seq))
     for pos, item_id, pid, stem, alts in zip(it["pos"], it["item_id"], it["passage_id"], it["stem"],
                                              it["alternatives"]):
-        text = texts.get(pid, "")
-        if pid not in passage_tags:
-            passage_tags[pid] = L.detect_text(text)
-        seq = 0
-        for t in passage_tags[pid] + L.detect_item(_Q(stem, alts), text):
+        for seq, t in enumerate(L.detect_item(_Q(stem, alts), texts.get(pid, ""))):
             rows.append((item_id, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, pos, seq))
-            seq += 1
-    return pd.DataFrame(rows, columns=TAG_COLUMNS + ["pos", "seq"])
+    return (pd.DataFrame(rows, columns=TAG_COLUMNS + ["pos", "seq"]),
+            pd.DataFrame(text_rows, columns=["passage_id", *TAG_COLUMNS[1:], "seq"]))
 
 
 def _tier_rank(types):
@@ -264,15 +285,16 @@ def _assessment_columns(frame, picked, worst_all) -> None:
         frame[var] = pd.to_numeric(frame[var], errors="coerce")
 
 
-def _tag_lists(tags, frame):
-    """"element:type; ..." per item, each once, in order, notes left out."""
-    import pandas as pd
-    if not len(tags):
-        return pd.Series([""] * len(frame), index=frame.index, dtype=object)
-    t = tags[tags["type"] != T.NOTE]
-    s = (t["element"] + ":" + t["type"]).groupby(t["item_id"], sort=False).agg(
-        lambda x: "; ".join(dict.fromkeys(x)))
-    return frame["item_id"].map(s).astype(object).fillna("")
+def _tag_lists(tags, frame, key: str = "item_id", keys=None):
+    """"element:type; ..." per item (or per `key` value, looked up with `keys`), each once,
+    in order, notes left out."""
+    keys = frame["item_id"] if keys is None else keys
+    lists: dict[str, dict] = {}
+    if len(tags):
+        for k, element, typ in zip(tags[key], tags["element"], tags["type"]):
+            if typ != T.NOTE:
+                lists.setdefault(k, {})[f"{element}:{typ}"] = None
+    return ["; ".join(lists[k]) if k in lists else "" for k in keys]
 
 
 def colour_exceptions(corpus: Corpus) -> list[dict]:
@@ -285,7 +307,7 @@ def colour_exceptions(corpus: Corpus) -> list[dict]:
     if not len(odd):
         return out
     rec = {k: g for k, g in corpus.recorded[corpus.recorded["item_id"].isin(odd["item_id"])].groupby("item_id")}
-    sug = {k: g for k, g in corpus.suggested[corpus.suggested["item_id"].isin(odd["item_id"])].groupby("item_id")}
+    sug = {k: g for k, g in corpus.suggested_with_text(set(odd["item_id"])).groupby("item_id", sort=False)}
     empty = corpus.recorded.iloc[0:0]
     for _, r in odd.iterrows():
         colour = r["file_colour"]

@@ -58,21 +58,25 @@ def unit_families(source):
     corpus = _corpus(source)
     units = corpus.passage_units
 
-    def families(tags, recorded: bool):
-        if not len(tags):
-            return pd.DataFrame(columns=["unit", "family"])
+    def families(tags, recorded: bool, text=None):
+        """`text`: the passages' text tags (passage_id), else the items' text tags count."""
         t = tags[tags["element"].isin(GROUP.keys())]
         if recorded:
             t = t[t["type"] != "note"]
         item = t[t["element"] != "text"]
         out = [pd.DataFrame({"unit": item["item_id"] + "/" + item["element"].map(GROUP),
-                             "family": item["type"].map(family)})]
-        text = t[t["element"] == "text"].merge(units, on="item_id")
+                             "family": item["type"].map(family)}, columns=["unit", "family"])]
+        if text is None:
+            text = t[t["element"] == "text"].merge(units, on="item_id")
+        else:
+            text = text[text["element"] == "text"].merge(units[["file", "passage_id"]].drop_duplicates(),
+                                                         on="passage_id")
         out.append(pd.DataFrame({"unit": text["file"] + "\x00" + text["passage_id"] + "/text",
-                                 "family": text["type"].map(family)}))
+                                 "family": text["type"].map(family)}, columns=["unit", "family"]))
         return pd.concat(out, ignore_index=True).drop_duplicates()
 
-    return families(corpus.recorded, True), families(corpus.suggested, False)
+    return (families(corpus.recorded, True),
+            families(corpus.suggested, False, text=corpus.text_suggested))
 
 
 def evaluate(source) -> dict[str, TypeScore]:
