@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -28,7 +29,10 @@ def timed(fn, repeat=5):
     return statistics.median(times), out
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    from benchmarks.runs import Row, Run, command_line, write
+    load_start = os.getloadavg()
+    run = Run(benchmark="bench_formats", command=command_line("bench_formats.py", argv))
     tmp = Path(tempfile.mkdtemp())
     files = [("embrace", p) for p in sorted((DATA / "embrace").glob("*.jsonl"))]
     files.append(("expmrc", DATA / "expmrc" / "expmrc-race-dev.json"))
@@ -46,11 +50,14 @@ def main() -> None:
     n_q = sum(len(list(ds.questions())) for _, ds in sets)
     print(f"embrace+expmrc: {n_q} questions, read {t_read * 1000:.0f} ms, write {t_write * 1000:.0f} ms, "
           f"total {(t_read + t_write) * 1000:.0f} ms (median of 5)")
+    run.headline += [Row("read all EMBRACE + ExpMRC files", t_read * 1000, "ms", detail=f"{n_q} questions, median of 5"),
+                     Row("write them back", t_write * 1000, "ms", detail="median of 5")]
     counts = sets[-1][1].extra["counts"]
     print(f"expmrc evidence references: {counts}")
     for rel in ("dream/train.json", "dream/dev.json", "quail/quail_1.3_dev.xml", "quail/challenge.jsonl"):
         t, (ds,) = timed(lambda: formats.read(DATA / rel), repeat=3)
         print(f"{rel}: {len(list(ds.questions()))} questions, read {t * 1000:.0f} ms")
+        run.headline.append(Row(f"read {rel}", t * 1000, "ms", detail=f"{len(list(ds.questions()))} questions, median of 3"))
     article = ("A sentence of the passage, repeated. " * 300_000)[:10_000_000]
     big = tmp / "big.json"
     big.write_text(json.dumps({"version": "x", "data": [{
@@ -58,6 +65,8 @@ def main() -> None:
         "evidences": [[article[5_000_000:5_000_200], "no such sentence anywhere"]]}]}))
     t, _ = timed(lambda: formats.read(big), repeat=1)
     print(f"10 MB passage with one located and one unlocated reference: read {t * 1000:.0f} ms")
+    run.headline.append(Row("read a 10 MB ExpMRC passage with one located and one unlocated reference", t * 1000, "ms"))
+    write(run, load_start)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ takes, so the saving of the per-alternative cache is measured rather than assume
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.runs import Row, Run, command_line, model_fingerprint, write  # noqa: E402
 from desktop.domain import nota  # noqa: E402
 from desktop.formats import expmrc  # noqa: E402
 from desktop.reports import nota_eval, nota_heatmap  # noqa: E402
@@ -29,7 +31,7 @@ CS = [f"{k / 10:g}" for k in range(11)]
 REPLICAS = 5
 
 
-def bench(model_dir: str, device: str, passages, out: Path) -> None:
+def bench(model_dir: str, device: str, passages, out: Path) -> dict:
     t0 = time.perf_counter()
     [model] = load_models([model_dir], None, device)
     t_load = time.perf_counter() - t0
@@ -75,14 +77,19 @@ def bench(model_dir: str, device: str, passages, out: Path) -> None:
     uncached = t_one * len(CS) * REPLICAS
     print(f"  without the cache: one test set {t_one:.2f} s -> {len(CS) * REPLICAS} sets ~ {uncached:.1f} s "
           f"({uncached / max(t_encode + t_grid, 1e-9):.1f}x the cached encoder + grid)")
+    return {"model": model.name, "dir": model_dir, "format": model.fmt, "load_s": t_load, "encoder_s": t_encode,
+            "grid_s": t_grid, "plots_s": t_plots, "total_s": total, "questions": n_q, "test_sets": len(rows),
+            "one_uncached_set_s": t_one}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", action="append", help="model directory (default: tiny and default models)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default="/tmp/bench_nota")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    load_start = os.getloadavg()
+    run = Run(benchmark="bench_nota", command=command_line("bench_nota.py", argv))
     dirs = args.model or [str(d) for d in CANDIDATES if (d / "card.json").is_file()]
     if not dirs:
         sys.exit("no model: neither tests/data/tiny_model nor models/default exists; pass --model DIR")
@@ -90,7 +97,19 @@ def main() -> None:
     passages = expmrc.read(DATA).passages
     print(f"read {sum(len(p.questions) for p in passages)} ExpMRC questions in {time.perf_counter() - t0:.2f} s")
     for d in dirs:
-        bench(d, args.device, passages, Path(args.out) / Path(d).name)
+        r = bench(d, args.device, passages, Path(args.out) / Path(d).name)
+        run.raw[Path(d).name] = r
+        how = (f"{len(CS)} C x {REPLICAS} replicas of the {r['questions']} ExpMRC RACE+ dev questions, "
+               f"{args.device}: load, encoder, grid, CSV and heatmaps")
+        if Path(d).resolve() == (ROOT / "models" / "default").resolve():
+            run.model = model_fingerprint(d)
+            target, limit = ("< 60 s (issue 14, GPU)", 60.0) if args.device == "cuda" else ("< 120 s (issue 8, CPU)", 120.0)
+            run.headline += [Row("NOTA grid, shipped model", r["total_s"], "s", target=target,
+                                 met=r["total_s"] < limit, detail=how),
+                             Row("NOTA grid, shipped model: encoder alone", r["encoder_s"], "s")]
+        else:
+            run.context.append(Row(f"NOTA grid, {r['model']}", r["total_s"], "s", subject=f"stand-in: {r['model']}"))
+    write(run, load_start, gpu="cuda" if args.device == "cuda" else None)
 
 
 if __name__ == "__main__":

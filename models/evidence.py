@@ -40,6 +40,19 @@ READER_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
+class Settings:
+    """The method's free choices; `models.evidence_cv` picks them by cross-validation."""
+
+    beta: float = BETA  # F-beta of sentence against stem + alternative (> 1 leans to recall)
+    short_sentence: int = SHORT_SENTENCE  # a sentence with fewer scored tokens takes a neighbour along
+    reader_weight: float = READER_WEIGHT  # share of each alternative's vote given by the reader's probability
+    idf: bool = True  # weight tokens by inverse sentence frequency (else all weigh 1)
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+@dataclass(frozen=True)
 class EvidenceChoice:
     start: int
     end: int
@@ -93,22 +106,25 @@ def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA
 
 
 def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
-                       probabilities: Sequence[float] | None) -> EvidenceChoice | None:
+                       probabilities: Sequence[float] | None,
+                       settings: Settings = DEFAULT_SETTINGS) -> EvidenceChoice | None:
     sents = index.of(passage)
     if not sents:
         return None
     k = len(alternatives)
     probs = list(probabilities) if probabilities is not None else [1.0 / k] * k
-    weights = [READER_WEIGHT * p + (1 - READER_WEIGHT) / k for p in probs]
+    rw = settings.reader_weight
+    weights = [rw * p + (1 - rw) / k for p in probs]
     stem_tokens = index.tokens(stem.replace("_", " "))
+    idf = index.idf if settings.idf else (lambda _t: 1.0)
     scores = [0.0] * len(sents)
     for w, alt in zip(weights, alternatives):
         clue = stem_tokens + index.tokens(alt)
         for i, (_, _, toks) in enumerate(sents):
-            scores[i] += w * weighted_fbeta(toks, clue, index.idf)
+            scores[i] += w * weighted_fbeta(toks, clue, idf, settings.beta)
     best = max(range(len(sents)), key=lambda i: (scores[i], -i))
     start, end, toks = sents[best]
-    if len(toks) < SHORT_SENTENCE:
+    if len(toks) < settings.short_sentence:
         nbs = [j for j in (best - 1, best + 1) if 0 <= j < len(sents)]
         if nbs:
             j = max(nbs, key=lambda x: (scores[x], -x))
@@ -117,10 +133,12 @@ def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternativ
 
 
 def predict(method: str, passage: str, stem: str, alternatives: Sequence[str], predicted: int,
-            probabilities: Sequence[float] | None = None, index: SentenceIndex | None = None) -> EvidenceChoice | None:
+            probabilities: Sequence[float] | None = None, index: SentenceIndex | None = None,
+            settings: Settings = DEFAULT_SETTINGS) -> EvidenceChoice | None:
     """The evidence for one question by the named method (`predicted` is the reader's answer)."""
     if method == IDF_RECALL:
-        return idf_recall_options(index or SentenceIndex([passage]), passage, stem, alternatives, probabilities)
+        return idf_recall_options(index or SentenceIndex([passage]), passage, stem, alternatives, probabilities,
+                                  settings)
     if method in (WITH_QUESTION, OPTION_ONLY):
         from inference.evidence import predict_evidence
 

@@ -475,6 +475,23 @@ def write_markdown(res: dict, ev: dict, docs: Path) -> str:
       + ", ".join(f"{m} {v[0]:.1f}" for m, v in ev["embrace"].items())
       + f" evidence F1 over {next(iter(ev['embrace'].values()))[1]} items with a key basis.")
     a("")
+    cv_file = ROOT / "docs" / "model_runs" / "default" / "evidence_cv.json"
+    if cv_file.is_file():
+        from models.evidence_cv import markdown
+
+        a("The method's structure was designed on this dev set; its settings are chosen by cross-validation "
+          "inside it, so the figure to quote is the held-out one:")
+        a("")
+        a(markdown(json.loads(cv_file.read_text(encoding="utf-8"))))
+        a("")
+    a("## Speed of the shipped model")
+    a("")
+    a("Filled in by `python benchmarks/render_docs.py` from the run files in `docs/bench_runs/` "
+      "(run it after this report): every headline, with its command.")
+    a("")
+    a("<!-- bench:summary -->")
+    a("<!-- /bench:summary -->")
+    a("")
     a("## Training runs")
     a("")
     a("| run | train questions | epochs run | best dev (mean of standard, shortcut) | held-out RACE standard | held-out RACE shortcut |")
