@@ -7,19 +7,17 @@ desktop.cli ...`, as a user runs it: start-up and imports included); the small d
 is measured before and after RACE and its mean is the baseline, so a change of machine
 load during the run shows as a gap between the two.
 
-Prints the seconds and the ratios, and writes the run as JSON to
-docs/bench_runs/bench_report_<date>.json (with the load average before and after and
-the machine), unless --no-save.
+Prints the seconds and the ratios, and writes the run record (benchmarks/runs.py:
+docs/bench_runs/bench_report_<UTC date and time>.json, with the machine and the load
+average at the start and the end) unless --no-save; `python benchmarks/render_docs.py`
+then puts it in docs/benchmarks.md.
 
     python benchmarks/bench_report.py [--keep DIR] [--no-save]
 """
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -52,17 +50,19 @@ def _database(path: Path, inputs: list[Path]) -> float:
     return _cli("import", *map(str, inputs), "--db", str(path))
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", metavar="DIR", help="build the databases in DIR and keep them (reused when there)")
-    ap.add_argument("--no-save", action="store_true", help="do not write docs/bench_runs/bench_report_<date>.json")
-    args = ap.parse_args()
+    ap.add_argument("--no-save", action="store_true", help="do not write the run record under docs/bench_runs/")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.runs import Row, Run, command_line, write
 
     tmp = None if args.keep else tempfile.TemporaryDirectory(prefix="bench_report_")
     work = Path(args.keep or tmp.name)
     work.mkdir(parents=True, exist_ok=True)
     small_db, race_db = work / "small.db", work / "race.db"
-    load_before = os.getloadavg()
+    load_start = os.getloadavg()
     imports = {"small": _database(small_db, SMALL), "race": _database(race_db, [RACE])}
 
     runs: dict[str, list[float]] = {}
@@ -71,39 +71,37 @@ def main() -> int:
     for name, db in (("small", small_db), ("race", race_db), ("small", small_db)):
         runs.setdefault(f"agreement_{name}", []).append(
             _cli("agreement", "--db", str(db), "-o", str(work / f"a_{name}")))
-    load_after = os.getloadavg()
+    load_end = os.getloadavg()
 
     def mean(xs):
         return sum(xs) / len(xs)
 
-    report_ratio = runs["report_race"][0] / mean(runs["report_small"])
-    agreement_ratio = runs["agreement_race"][0] / mean(runs["agreement_small"])
+    report_small, agreement_small = mean(runs["report_small"]), mean(runs["agreement_small"])
+    report_ratio = runs["report_race"][0] / report_small
+    agreement_ratio = runs["agreement_race"][0] / agreement_small
     print(f"import (not in the ratio): small {imports['small']:.1f} s, RACE {imports['race']:.1f} s"
           + (" (0: reused)" if args.keep else ""))
     print(f"mcqlens report:    1,726 items {', '.join(f'{x:.2f}' for x in runs['report_small'])} s; "
           f"RACE {runs['report_race'][0]:.2f} s; ratio {report_ratio:.2f} (target < {TARGET:g})")
     print(f"mcqlens agreement: 1,726 items {', '.join(f'{x:.2f}' for x in runs['agreement_small'])} s; "
-          f"RACE {runs['agreement_race'][0]:.2f} s; ratio {agreement_ratio:.2f}")
-    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
-          f"({os.cpu_count()} CPUs; a loaded machine stretches both sides, not always equally)")
+          f"RACE {runs['agreement_race'][0]:.2f} s; ratio {agreement_ratio:.2f} (target < {TARGET:g})")
+    print(f"load average at the start {load_start[0]:.2f}, at the end {load_end[0]:.2f} ({os.cpu_count()} CPUs; "
+          "a loaded machine stretches both sides, not always equally)")
 
     if not args.no_save:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
-        now = dt.datetime.now(dt.timezone.utc)
-        record = {
-            "benchmark": "bench_report", "when": now.isoformat(timespec="seconds"), "commit": commit,
-            "machine": {"node": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                        "processor": platform.processor() or platform.machine(),
-                        "python": platform.python_version()},
-            "load_average_before": list(load_before), "load_average_after": list(load_after),
-            "items": {"small": 1726, "race": 97687},
-            "seconds": runs, "import_seconds": imports,
-            "ratio_report": report_ratio, "ratio_agreement": agreement_ratio, "target_ratio": TARGET,
-        }
-        out = ROOT / "docs" / "bench_runs" / f"bench_report_{now:%Y-%m-%d}.json"
-        out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {out.relative_to(ROOT)}")
+        how = ("each command a fresh process, wall clock; the 1,726-item database (EMBRACE green + yellow + "
+               "ExpMRC dev) measured before and after all of RACE (97,687 questions), their mean the baseline")
+        run = Run(benchmark="bench_report", command=command_line("bench_report.py", argv))
+        run.headline += [
+            Row("mcqlens report, all of RACE / 1,726 items", report_ratio, "x", target=f"< {TARGET:g}x",
+                met=report_ratio < TARGET, detail=how),
+            Row("mcqlens report, all of RACE", runs["report_race"][0], "s", detail=how),
+            Row("mcqlens report, 1,726 items", report_small, "s", detail=how),
+            Row("mcqlens agreement, all of RACE / 1,726 items", agreement_ratio, "x", target=f"< {TARGET:g}x",
+                met=agreement_ratio < TARGET, detail=how),
+        ]
+        run.raw = {"seconds": runs, "import_seconds": imports, "items": {"small": 1726, "race": 97687}}
+        write(run, load_start)
     if tmp is not None:
         tmp.cleanup()
     return 0

@@ -274,15 +274,21 @@ _FAST: dict[int, tuple[re.Pattern, object]] = {
     14: (re.compile(r"\d+"), _ocr_starts),
 }
 _ABBREV_TRIGGER = re.compile(r"\.")
-# Every trigger in one pattern: a string in which none of them occurs, and which has no
-# URL hint (URL masking can turn a character into a letter; abbreviation masking only
-# replaces letters and periods by letters, which creates no trigger), has no match at
-# all, and most stems and alternatives are such strings.
-_ANY_TRIGGER = re.compile("|".join(
-    [tr.pattern for i, (trs, _) in _FAST.items() if i not in (10, 12)
-     for tr in (trs if isinstance(trs, tuple) else (trs,))]
-    + [_RULES[10][1].pattern, r"(?i:prefix|word|s\dt)", r"[<&(]"]))
-_PLAN = [(typ, rx, group, _raw(typ, rx), _FAST[i]) for i, (typ, rx, group) in enumerate(_RULES)]
+# Characters one of which each rule's trigger needs (None: no such short list); an ASCII
+# string without any of them skips the rule (masking writes only "x", which is in none).
+_NEEDS: dict[int, str | None] = {
+    0: ",;:!?", 1: ".", 2: "'’", 3: "-", 4: ",", 5: ",;:!?", 6: "\"”()", 7: ".", 8: "\"“", 9: ".",
+    10: None, 11: "`´,", 12: None, 13: ",;:.!?(", 14: "0123456789",
+}
+_PLAN = [(typ, rx, group, _raw(typ, rx), _FAST[i], None if _NEEDS[i] is None else frozenset(_NEEDS[i]))
+         for i, (typ, rx, group) in enumerate(_RULES)]
+# What the two rules without such a list need: rule 10 one of its words as a whole run of
+# letters ("dont"; \b on both sides); rule 12 "<&(" or a digit, "prefix" anywhere, or
+# "word"/"words" as a run of letters.
+_WORDS10 = frozenset(_FAST[10][0].words)
+_NOTES_CHARS = frozenset("<&(0123456789")
+_NOTES_WORDS = frozenset(("word", "words"))
+_LETTER_RUN = re.compile(r"[a-z]+")
 
 
 _HINTS = ("www", "http", "@", ".com", ".org", ".net", ".edu", ".gov", ".cn", ".uk")
@@ -304,16 +310,54 @@ def _tags(s: str, element: str, alternative: int | None = None, offset: int = 0)
     return [_tag(typ, element, alternative, offset + a, offset + b, found) for typ, a, b, found in _found(s)]
 
 
+_SHORT = 300  # below this length a rule's own finditer is cheaper than the trigger scan
+
+
+# Sharper necessary conditions for the rules that "." or "," alone would let run on most
+# stems and alternatives (checked on the raw string; masking writes only lowercase "x").
+_ALSO = {
+    0: lambda s: " ," in s or " ;" in s or " :" in s or " !" in s or " ?" in s,
+    1: lambda s: " ." in s,
+    7: re.compile(r"\.[A-Z]").search,
+    9: lambda s: "Mr." in s or "Mrs." in s or "Ms." in s or "Dr." in s or "Prof." in s,
+    13: re.compile(r"[,;:.!?] ?[,;:.!?]|\(").search,
+}
+
+
+def _may_fire(i: int, needs, chars: frozenset, low: str, tokens: set, s: str = "") -> bool:
+    """Whether rule `i` can match an ASCII string with these characters and letter runs."""
+    if needs is not None:
+        return not chars.isdisjoint(needs) and (i not in _ALSO or bool(_ALSO[i](s)))
+    if i == 10:
+        return not _WORDS10.isdisjoint(tokens)
+    return not chars.isdisjoint(_NOTES_CHARS) or "prefix" in low or not _NOTES_WORDS.isdisjoint(tokens)
+
+
 @lru_cache(maxsize=4096)
 def _found(s: str) -> tuple[tuple[str, int, int, str], ...]:
     """(type, start, end, text) of every rule's match, as `_found_reference`; cached because
-    a passage is linted once for each of its questions."""
-    if s.isascii() and _ANY_TRIGGER.search(s) is None and not any(h in s.lower() for h in _HINTS):
-        return ()
+    a passage is linted once for each of its questions.
+
+    For an ASCII string a rule runs only if a character (or word) its trigger needs is
+    there: most stems and alternatives need no rule at all.  Long strings (passages) use
+    the trigger scan, short ones the rule's own `finditer`."""
+    fire = None
+    if s.isascii():
+        chars, low = frozenset(s), s.lower()
+        tokens = set(_LETTER_RUN.findall(low))
+        fire = [_may_fire(i, plan[5], chars, low, tokens, s) for i, plan in enumerate(_PLAN)]
+        if not any(fire):
+            return ()
+    short = len(s) < _SHORT
     out = []
-    masked = _masked(s)
-    for typ, rx, group, raw, (trigger, starts) in _PLAN:
-        for m in _scan(rx, s if raw else masked, trigger, starts):
+    masked = None
+    for i, (typ, rx, group, raw, (trigger, starts), _) in enumerate(_PLAN):
+        if fire is not None and not fire[i]:
+            continue
+        if not raw and masked is None:
+            masked = _masked_reference(s) if short else _masked(s)
+        src = s if raw else masked
+        for m in (rx.finditer(src) if short else _scan(rx, src, trigger, starts)):
             hit = _keep(typ, m, group, s)
             if hit:
                 out.append(hit)
