@@ -236,10 +236,14 @@ class _At:
 
 
 def _ocr_starts(s: str, t: re.Match):
+    # after the whole run of digits: a lowercase letter (letters-digits-letters) or one
+    # of "lOoI" (digits-letter-digits); nothing else can follow `\d+` in either branch
+    after = s[t.end():t.end() + 1]
     r = _run_start(s, t.start(), _LOWER)
-    if t.start() - r >= 2:
+    if t.start() - r >= 2 and after in _LOWER:
         yield r
-    yield t.start()
+    if after and after in "lOoI":
+        yield t.start()
 
 
 def _r7_starts(s: str, t: re.Match):
@@ -342,13 +346,16 @@ def _found(s: str) -> tuple[tuple[str, int, int, str], ...]:
     there: most stems and alternatives need no rule at all.  Long strings (passages) use
     the trigger scan, short ones the rule's own `finditer`."""
     fire = None
-    if s.isascii():
+    short = len(s) < _SHORT
+    if s.isascii() and short:
         chars, low = frozenset(s), s.lower()
         tokens = set(_LETTER_RUN.findall(low))
         fire = [_may_fire(i, plan[5], chars, low, tokens, s) for i, plan in enumerate(_PLAN)]
         if not any(fire):
             return ()
-    short = len(s) < _SHORT
+    elif s.isascii():  # a passage: only the character test (its triggers are cheap scans)
+        chars = frozenset(s)
+        fire = [plan[5] is None or not chars.isdisjoint(plan[5]) for plan in _PLAN]
     out = []
     masked = None
     for i, (typ, rx, group, raw, (trigger, starts), _) in enumerate(_PLAN):
@@ -412,7 +419,13 @@ def _first_word(alt: str) -> str:
 
 def _capitalised_elsewhere(word: str, context: str) -> bool:
     """A capitalised word inside a sentence of the context is a name, not a style choice."""
-    return re.search(rf"(?<=[a-z,;] ){re.escape(word)}\b", context) is not None
+    return _word_pattern(rf"(?<=[a-z,;] ){re.escape(word)}\b").search(context) is not None
+
+
+@lru_cache(maxsize=65536)
+def _word_pattern(pattern: str) -> re.Pattern:
+    """Compiled once per word: `re`'s own cache (512 patterns) thrashes over a corpus."""
+    return re.compile(pattern)
 
 
 def _alternatives_rules(alts: list[str], context: str) -> list[ProblemTag]:
@@ -432,7 +445,7 @@ def _alternatives_rules(alts: list[str], context: str) -> list[ProblemTag]:
             odd = [i for i in odd if words[i] != "I" and not _capitalised_elsewhere(words[i], context)
                    and not any(ch.isupper() for ch in words[i][1:])
                    and not words[i].isupper()
-                   and re.search(rf"\b{re.escape(words[i].lower())}\b", context) is not None]
+                   and _word_pattern(rf"\b{re.escape(words[i].lower())}\b").search(context) is not None]
         elif sum(1 for c in known if not c) * 2 == len(known):
             odd = []  # an even split says nothing about which is the rule
         elif all(_capitalised_elsewhere(w, context) or w.isupper() for w, c in zip(words, case) if c):
