@@ -35,7 +35,8 @@ def run(args) -> int:
         raise StoreError(f"{args.out}: cannot write the report ({exc.strerror or exc})") from exc
     ev = summary["evaluated"]
     print(f"{summary['items']} items, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
-          f"evaluated (continuous) n={ev['n']} mean {ev['mean']:.2f} median {ev['median']:g} mode {mode_text(ev)}")
+          f"evaluated (continuous) n={ev['n']}"
+          + (f" mean {ev['mean']:.2f} median {ev['median']:g} mode {mode_text(ev)}" if ev["n"] else ""))
     for colour, v in summary["colour_agreement"].items():
         print(f"{colour}: {v['recorded_tags']}/{v['items']} {v['expected']} from recorded tags, "
               f"{v['with_suggestions']}/{v['items']} with suggestions")
