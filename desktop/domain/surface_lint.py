@@ -292,6 +292,7 @@ _PLAN = [(typ, rx, group, _raw(typ, rx), _FAST[i], None if _NEEDS[i] is None els
 _WORDS10 = frozenset(_FAST[10][0].words)
 _NOTES_CHARS = frozenset("<&(0123456789")
 _NOTES_WORDS = frozenset(("word", "words"))
+_NEEDS_SETS = [plan[5] for plan in _PLAN]
 _LETTER_RUN = re.compile(r"[a-z]+")
 
 
@@ -328,13 +329,17 @@ _ALSO = {
 }
 
 
-def _may_fire(i: int, needs, chars: frozenset, low: str, tokens: set, s: str = "") -> bool:
-    """Whether rule `i` can match an ASCII string with these characters and letter runs."""
-    if needs is not None:
-        return not chars.isdisjoint(needs) and (i not in _ALSO or bool(_ALSO[i](s)))
-    if i == 10:
-        return not _WORDS10.isdisjoint(tokens)
-    return not chars.isdisjoint(_NOTES_CHARS) or "prefix" in low or not _NOTES_WORDS.isdisjoint(tokens)
+def _firing(s: str, chars: frozenset) -> list[bool]:
+    """Which rules can match the short ASCII string `s` (with characters `chars`)."""
+    fire = [needs is None or not chars.isdisjoint(needs) for needs in _NEEDS_SETS]
+    low = s.lower()
+    tokens = set(_LETTER_RUN.findall(low))
+    fire[10] = not _WORDS10.isdisjoint(tokens)
+    fire[12] = not chars.isdisjoint(_NOTES_CHARS) or "prefix" in low or not _NOTES_WORDS.isdisjoint(tokens)
+    for i, also in _ALSO.items():
+        if fire[i] and not also(s):
+            fire[i] = False
+    return fire
 
 
 @lru_cache(maxsize=4096)
@@ -348,9 +353,7 @@ def _found(s: str) -> tuple[tuple[str, int, int, str], ...]:
     fire = None
     short = len(s) < _SHORT
     if s.isascii() and short:
-        chars, low = frozenset(s), s.lower()
-        tokens = set(_LETTER_RUN.findall(low))
-        fire = [_may_fire(i, plan[5], chars, low, tokens, s) for i, plan in enumerate(_PLAN)]
+        fire = _firing(s, frozenset(s))
         if not any(fire):
             return ()
     elif s.isascii():  # a passage: only the character test (its triggers are cheap scans)
