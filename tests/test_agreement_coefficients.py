@@ -115,3 +115,17 @@ def test_set_and_pairwise_agreement():
     assert ag.set_agreement([frozenset({"a", "b"}), frozenset({"b"})]) == 0.5
     assert ag.set_agreement([frozenset(), frozenset()]) == 1.0
     assert ag.pairwise_proportion(["x", "x", "y"]) == pytest.approx(1 / 3)
+
+
+def test_fleiss_leaves_incomplete_units_out():
+    """Fleiss' κ needs every unit rated by all raters: a unit with a missing rating is dropped
+    (listwise, as R's irr::kappam.fleiss), so adding incomplete units changes nothing."""
+    units = [[cat for cat, count in enumerate(row, 1) for _ in range(count)] for row in FLEISS_WIKIPEDIA]
+    with_gaps = units + [[1, None] + [2] * 12, [None] * 14, [3, 3]]
+    assert ag.fleiss_kappa(with_gaps) == pytest.approx(0.210, abs=5e-4)
+    assert ag.fleiss_kappa(with_gaps) == pytest.approx(ag.fleiss_kappa(units))
+    assert ag.complete_units(with_gaps) == [list(u) for u in units]
+    assert ag.kappa(with_gaps, raters=14) == ("fleiss", ag.fleiss_kappa(units))
+    # the counts form: a row with fewer ratings than the fullest one is incomplete
+    assert ag.fleiss_kappa_counts(FLEISS_WIKIPEDIA + [[0, 0, 0, 0, 13]]) == pytest.approx(
+        ag.fleiss_kappa_counts(FLEISS_WIKIPEDIA))

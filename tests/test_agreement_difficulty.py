@@ -116,3 +116,27 @@ def test_lowest_agreement_first(report):
     # an item with a shifted POD agrees less on difficulty than one left alone
     worst = report["items"][0]
     assert worst["difficulty_agreement"] < 100 or worst.get("tag_agreement", 100) < 100
+
+
+def test_fleiss_uses_only_the_items_every_reviewer_assessed(embrace):
+    """A third reviewer assesses every other item: κ is Fleiss' over those items alone
+    (computed by hand here), and the report says how many items κ left out."""
+    pairs = copy.deepcopy(embrace)
+    for i, (q, _) in enumerate(pairs):
+        if i % 2 == 0:
+            a = copy.deepcopy(q.assessments[0])
+            a.annotator = "reviewer-3"
+            if i % 7 == 0:
+                cats = difficulty.categories("pod")
+                a.values["pod"] = cats[(cats.index(a.values["pod"]) + 2) % len(cats)]
+            q.assessments.append(a)
+    pod = compute(pairs)["overall"]["difficulty"]["pod"]
+    assert pod["kappa_method"] == "fleiss"
+    full = [q for q, _ in pairs if len(q.assessments) == 3]
+    assert pod["kappa_units"] == len(full) == 583 and pod["kappa_incomplete_dropped"] == 1165 - 583
+    cats = sorted({a.values["pod"] for q in full for a in q.assessments})
+    counts = [[sum(a.values["pod"] == c for a in q.assessments) for c in cats] for q in full]
+    p_i = [sum(n * (n - 1) for n in row) / (3 * 2) for row in counts]
+    p_j = [sum(row[j] for row in counts) / (3 * len(counts)) for j in range(len(cats))]
+    p_bar, p_e = sum(p_i) / len(p_i), sum(p * p for p in p_j)
+    assert pod["kappa"] == pytest.approx((p_bar - p_e) / (1 - p_e))

@@ -117,3 +117,50 @@ def test_command_line_reads_the_database(tmp_path):
     assert len(rows) == sum(1 for c in _questions_in_files().values() if c == "green")
     assert {r["acceptability"] for r in rows} == {T.ACCEPTABLE}
     assert main(["report", "--db", str(tmp_path / "missing.db"), "-o", str(tmp_path / "x")]) == 2
+
+
+EXPMRC = DATA.parent / "expmrc" / "expmrc-race-dev.json"
+
+
+def test_items_nobody_reviewed_are_their_own_class_and_the_page_reads_like_the_terminal(tmp_path, capsys):
+    """EMBRACE green (reviewed: assessed, tags recorded) and ExpMRC dev (evidence only: nobody
+    judged acceptability).  The ExpMRC questions are "not reviewed", never "acceptable"; Fig. 3
+    leaves them out; the linter table has no "None"; the mode reads the same in the terminal
+    and on the page."""
+    from desktop.reports.corpus_items import NOT_REVIEWED
+    from desktop.store import Store
+
+    n_expmrc = sum(len(p["questions"]) for p in json.load(open(EXPMRC, encoding="utf-8"))["data"])
+    n_green = sum(1 for c in _questions_in_files().values() if c == "green")
+    db = tmp_path / "a.db"
+    with Store.open(db) as store:
+        store.import_datasets(read(DATA / "embrace_green.jsonl"), file=str(DATA / "embrace_green.jsonl"))
+        store.import_datasets(read(EXPMRC), file=str(EXPMRC))
+    capsys.readouterr()
+    assert main(["report", "--db", str(db), "-o", str(tmp_path / "r")]) == 0
+    terminal = capsys.readouterr().out
+    with open(tmp_path / "r" / "items.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    by_source = {}
+    for r in rows:
+        by_source.setdefault(r["source"], []).append(r)
+    assert len(by_source["expmrc"]) == n_expmrc == 561 and len(by_source["embrace"]) == n_green
+    for r in by_source["expmrc"]:
+        assert r["reviewed"] == "False"
+        for col in ("acceptability", "text_acceptability", "mcq_unit_acceptability", "acceptability_with_suggestions"):
+            assert r[col] == NOT_REVIEWED
+    assert {r["acceptability"] for r in by_source["embrace"]} == {T.ACCEPTABLE}
+    assert f"{n_green} reviewed" in terminal
+
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert f"<tr><td>{NOT_REVIEWED}</td><td>{n_expmrc}</td></tr>" in page
+    assert "None" not in page
+    with open(tmp_path / "r" / "lint.csv", encoding="utf-8") as fh:
+        lint = list(csv.DictReader(fh))
+    assert any(r["recall"] == "" and r["recorded units"] == "0" for r in lint)  # undefined: left empty
+
+    evaluated = [float(r["total"]) for r in rows if r["eligible"] == "True" and r["total"]
+                 and r["text_format"] == "continuous"]
+    modes = ", ".join(f"{m:g}" for m in sorted(statistics.multimode(evaluated)))
+    assert f"mode {modes}\n" in terminal
+    assert f"<td>{modes}</td></tr><tr><td>all eligible" in page

@@ -25,11 +25,11 @@ def register(sub) -> None:
 
 
 def agreement_report(store, source: str | None = None) -> dict:
-    """The agreement report of every item in `store` (all annotators' layers)."""
+    """The agreement report of every item in `store` (all annotators' layers).  Only the
+    items two or more raters annotated can have agreement; the store reads those alone."""
     from desktop.reports.agreement_measures import compute
 
-    datasets = store.load_datasets(source=source)
-    return compute((q, p.text) for ds in datasets for p in ds.passages for q in p.questions)
+    return compute(store.rated_questions(source=source))
 
 
 def run(args) -> int:

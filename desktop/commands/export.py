@@ -64,7 +64,7 @@ def run(args) -> int:
         renamed = None
         try:
             if args.kind == "csv":
-                frame = table(datasets, store, preferred)
+                frame = table(datasets, store, preferred, time_of=args.annotator)
                 frame.to_csv(tmp, index=False)
             else:
                 renamed = _write(args.kind, datasets, tmp, preferred)
@@ -126,8 +126,11 @@ def _pick(items, annotator: str | None):
     return items[-1]
 
 
-def table(datasets, store=None, annotator: str | None = None):
-    """One row per question, annotations flattened (pandas DataFrame)."""
+def table(datasets, store=None, annotator: str | None = None, time_of: str | None = None):
+    """One row per question, annotations flattened (pandas DataFrame).
+
+    With a store: `status`, and `time_on_item_s` (seconds from the history's timestamps,
+    `desktop.domain.time_on_item`'s rule): `time_of`'s own, or everyone's summed."""
     import pandas as pd
 
     from desktop.domain.model import BASIS, EVIDENCE, LETTERS, REQUIRED
@@ -177,4 +180,8 @@ def table(datasets, store=None, annotator: str | None = None):
         status = ({r.item_id: r.status for r in store.items(annotator=annotator)} if annotator
                   else store.furthest_status())
         frame["status"] = frame["item_id"].map(status)
+        seconds: dict[str, float] = {}
+        for t in store.time_on_item(annotator=time_of):
+            seconds[t.item_id] = seconds.get(t.item_id, 0.0) + t.seconds
+        frame["time_on_item_s"] = frame["item_id"].map(seconds).fillna(0.0)
     return frame

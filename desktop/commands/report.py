@@ -19,7 +19,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from desktop.domain.errors import StoreError
-    from desktop.reports.corpus_report import write_report
+    from desktop.reports.corpus_items import tables_from_store
+    from desktop.reports.corpus_report import mode_text, write_report
     from desktop.store import Store
 
     from desktop.commands import paths
@@ -28,16 +29,17 @@ def run(args) -> int:
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later
     with Store.open(args.db, read_only=True) as store:
-        datasets = store.load_datasets(source=args.source, annotator=args.annotator)
-    if not any(True for ds in datasets for _ in ds.questions()):
+        tables = tables_from_store(store, source=args.source, annotator=args.annotator)
+    if not len(tables.items):
         raise StoreError(f"{args.db}: no questions to report on")
     try:
-        summary = write_report(datasets, args.out)
+        summary = write_report(tables, args.out)
     except OSError as exc:
         raise StoreError(f"{args.out}: cannot write the report ({exc.strerror or exc})") from exc
     ev = summary["evaluated"]
-    print(f"{summary['items']} items, {summary['eligible']} eligible; evaluated (continuous) n={ev['n']} "
-          f"mean {ev['mean']:.2f} median {ev['median']:g} mode {ev['mode']:g}")
+    print(f"{summary['items']} items, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
+          f"evaluated (continuous) n={ev['n']}"
+          + (f" mean {ev['mean']:.2f} median {ev['median']:g} mode {mode_text(ev)}" if ev["n"] else ""))
     for colour, v in summary["colour_agreement"].items():
         print(f"{colour}: {v['recorded_tags']}/{v['items']} {v['expected']} from recorded tags, "
               f"{v['with_suggestions']}/{v['items']} with suggestions")

@@ -48,11 +48,13 @@ def cohen_kappa(first: Sequence[Hashable | None], second: Sequence[Hashable | No
 def fleiss_kappa_counts(counts: Sequence[Sequence[int]]) -> float | None:
     """Fleiss' κ from a units × categories table of how many raters chose each category.
 
-    Fleiss (1971) assumes the same number of raters per unit; units with a different
-    number are accepted (each unit's agreement uses its own n), units with fewer than two
-    ratings are skipped.
+    Fleiss (1971) has every unit rated by the same number of raters; a unit with fewer
+    ratings than the fullest unit is incomplete and is left out (listwise, as R's
+    irr::kappam.fleiss and INCEpTION do): a κ over units of different sizes is not
+    Fleiss' κ.  Krippendorff's α is the coefficient for incomplete data.
     """
-    rows = [list(r) for r in counts if sum(r) >= 2]
+    full = max((sum(r) for r in counts), default=0)
+    rows = [list(r) for r in counts if sum(r) == full and full >= 2]
     if not rows:
         return None
     per_unit = []
@@ -69,9 +71,16 @@ def fleiss_kappa_counts(counts: Sequence[Sequence[int]]) -> float | None:
     return (p_bar - p_e) / (1.0 - p_e)
 
 
+def complete_units(units: Sequence[Sequence[Hashable | None]]) -> list[list[Hashable]]:
+    """The units every rater rated: no ``None`` and as many ratings as the longest unit."""
+    width = max((len(u) for u in units), default=0)
+    return [list(u) for u in units if len(u) == width and all(v is not None for v in u)]
+
+
 def fleiss_kappa(units: Sequence[Sequence[Hashable | None]]) -> float | None:
-    """Fleiss' κ from each unit's list of ratings (any raters, ``None`` = not rated)."""
-    present = [_present(u) for u in units]
+    """Fleiss' κ from each unit's list of ratings in rater order (``None`` = not rated),
+    over the complete units only (`complete_units`)."""
+    present = complete_units(units)
     categories = sorted({v for u in present for v in u}, key=repr)
     index = {c: i for i, c in enumerate(categories)}
     table = []
@@ -84,7 +93,8 @@ def fleiss_kappa(units: Sequence[Sequence[Hashable | None]]) -> float | None:
 
 
 def kappa(units: Sequence[Sequence[Hashable | None]], raters: int) -> tuple[str, float | None]:
-    """The κ the agreement report uses: Cohen's for two raters, Fleiss' for more.
+    """The κ the agreement report uses: Cohen's for two raters, Fleiss' for more, both on
+    the units every rater rated (Cohen's drops a unit either rater left empty).
 
     `units` are lists of ratings in rater order (``None`` where a rater gave none).
     """

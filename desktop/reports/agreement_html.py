@@ -37,12 +37,25 @@ def _overall(o: dict) -> str:
     out.append(f"<tr><td>acceptability: κ ({escape(a['kappa_method'])}); α ordinal {_num(a['alpha_ordinal'])}"
                f"</td><td class=num>{_num(a['kappa'])}</td><td class=num>{a['items']}</td></tr></table>")
     out.append("<h3>Kirsch–Mosenthal variables</h3><table><tr><th>variable</th><th>κ</th><th>method</th>"
+               "<th>κ units (complete)</th><th>units left out of κ</th>"
                "<th>α ordinal (points)</th><th>units</th><th>annotators</th></tr>")
     for var, c in o["difficulty"].items():
         out.append(f"<tr><td>{escape(NAMES.get(var, var))} ({var.upper()})</td><td class=num>{_num(c['kappa'])}</td>"
-                   f"<td>{escape(c['kappa_method'])}</td><td class=num>{_num(c.get('alpha_ordinal'))}</td>"
+                   f"<td>{escape(c['kappa_method'])}</td><td class=num>{c.get('kappa_units', '—')}</td>"
+                   f"<td class=num>{c.get('kappa_incomplete_dropped', '—')}</td>"
+                   f"<td class=num>{_num(c.get('alpha_ordinal'))}</td>"
                    f"<td class=num>{c['units']}</td><td>{escape(', '.join(c['annotators']))}</td></tr>")
     out.append("</table>")
+    dropped = [var.upper() for var, c in o["difficulty"].items() if c.get("kappa_incomplete_dropped")]
+    for name in ("tags", "acceptability"):
+        if o[name].get("kappa_incomplete_dropped"):
+            dropped.append(name)
+    out.append("<p class=note>κ is computed only on <b>complete units</b>: the items every annotator of that "
+               "measure rated (listwise deletion, as R's irr::kappam.fleiss and INCEpTION do; Fleiss' κ over units "
+               "rated by different numbers of annotators is not Fleiss' κ). Krippendorff's α uses every unit with "
+               "two or more values and is the coefficient to read where units are incomplete"
+               + (f"; here: {escape(', '.join(dropped))}." if dropped else "; here every unit is complete.")
+               + "</p>")
     return "".join(out)
 
 
@@ -72,6 +85,7 @@ def render(report: dict, limit: int = 500) -> str:
             f"<style>{_STYLE}</style></head><body><h1>Annotator agreement</h1>"
             "<p class=note>Span agreement as ExpMRC measures human performance: each annotator's text scored "
             "with the ExpMRC evidence F1 against the other annotators' texts, averaged over every choice of "
-            "held-out annotator. κ: Cohen's for two annotators, Fleiss' for more. The annotator "
+            "held-out annotator. κ: Cohen's for two annotators, Fleiss' for more, on the units every annotator "
+            "rated (see below). The annotator "
             "<code>gold</code> (adjudicated) is not a rater.</p>"
             + _overall(report["overall"]) + _items(report["items"], limit) + "</body></html>")

@@ -148,8 +148,13 @@ def _coefficients(units: list[dict[str, Any]], ordinal_units: list[dict[str, Any
     raters = sorted({a for u in units for a in u})
     rows = [[u.get(a) for a in raters] for u in units]
     method, k = ag.kappa(rows, len(raters)) if len(raters) >= 2 else ("none", None)
+    # κ is computed on complete units only (every annotator of the variable rated them);
+    # α takes every unit with two or more values: say how many κ left out
+    complete = len(ag.complete_units(rows)) if len(raters) >= 2 else 0
     out = {"kappa": k, "kappa_method": method, "annotators": raters,
-           "units": sum(1 for u in units if sum(v is not None for v in u.values()) >= 2)}
+           "units": sum(1 for u in units if sum(v is not None for v in u.values()) >= 2),
+           "kappa_units": complete}
+    out["kappa_incomplete_dropped"] = out["units"] - complete if len(raters) >= 2 else 0
     if ordinal_units is not None:
         out["alpha_ordinal"] = ag.krippendorff_alpha([list(u.values()) for u in ordinal_units], ag.ORDINAL)
     return out

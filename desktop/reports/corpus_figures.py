@@ -30,11 +30,13 @@ def _save(fig, path: Path) -> str:
 
 
 def acceptability_matrix(df, out: Path) -> str:
-    """Fig. 3: MCQs per acceptability of the text (rows) and of the MCQ unit (columns)."""
+    """Fig. 3: reviewed MCQs per acceptability of the text (rows) and of the MCQ unit (columns);
+    the MCQs nobody reviewed are counted in the title, not in a cell."""
     plt = _plt()
     order = list(T.ACCEPTABILITY)
-    m = [[int(((df.text_acceptability == r) & (df.mcq_unit_acceptability == c)).sum()) for c in order]
-         for r in order]
+    reviewed = df[df.reviewed]
+    counts = reviewed.groupby(["text_acceptability", "mcq_unit_acceptability"]).size()
+    m = [[int(counts.get((r, c), 0)) for c in order] for r in order]
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     vmax = max(max(row) for row in m) or 1
     ax.imshow(m, cmap="Blues", vmin=0, vmax=vmax * 1.3)
@@ -46,15 +48,18 @@ def acceptability_matrix(df, out: Path) -> str:
     ax.set_yticks(range(4), [SHORT[o] for o in order])
     ax.set_xlabel("MCQ unit (question, alternatives, combinations)")
     ax.set_ylabel("text")
-    ax.set_title(f"Fig. 3 — MCQs per problem category (n={len(df)})")
+    unreviewed = len(df) - len(reviewed)
+    ax.set_title(f"Fig. 3 — MCQs per problem category (n={len(reviewed)} reviewed)"
+                 + (f"\n{unreviewed} MCQs nobody reviewed are not counted" if unreviewed else ""))
     for s in ax.spines.values():
         s.set_visible(False)
     fig.text(0.01, 0.01, "A acceptable, mA mainly, pA partially acceptable, uA unacceptable", fontsize=8)
     return _save(fig, out / "fig03_acceptability_matrix.png")
 
 
-def problems_per_element(rows, out: Path) -> list[str]:
+def problems_per_element(corpus, out: Path) -> list[str]:
     """Figs. 4–7: MCQs with each problem type, per element; recorded tags and the linter's extra ones."""
+    import pandas as pd
     plt = _plt()
     groups = [("fig04_problems_text.png", "Fig. 4 — problems in texts", {"text"}),
               ("fig05_problems_stems.png", "Fig. 5 — problems in MCQ stems", {"question"}),
@@ -64,17 +69,24 @@ def problems_per_element(rows, out: Path) -> list[str]:
                {"question-text", "text-alternatives", "question-alternatives"})]
     names = []
     for fname, title, elements in groups:
-        rec, sug = Counter(), Counter()
-        for r in rows:
-            got = {t.type for t in r.recorded if t.element in elements and t.type != T.NOTE}
-            rec.update(got)
-            sug.update({t.type for t in r.suggested if t.element in elements} - got)
+        rec_pairs = _pairs(corpus.recorded, elements, skip_notes=True)
+        sug_pairs = _pairs(corpus.suggested, elements)
+        if "text" in elements and len(corpus.text_suggested):  # each question of the passage
+            text = _pairs(corpus.text_suggested.rename(columns={"passage_id": "item_id"}), elements)
+            text = text.rename(columns={"item_id": "passage_id"}).merge(
+                corpus.passage_units[["passage_id", "item_id"]], on="passage_id")[["item_id", "type"]]
+            sug_pairs = pd.concat([sug_pairs, text], ignore_index=True).drop_duplicates()
+        if len(sug_pairs) and len(rec_pairs):
+            both = sug_pairs.merge(rec_pairs, on=["item_id", "type"], how="left", indicator=True)
+            sug_pairs = both[both["_merge"] == "left_only"]
+        rec = rec_pairs.groupby("type").size().to_dict() if len(rec_pairs) else {}
+        sug = sug_pairs.groupby("type").size().to_dict() if len(sug_pairs) else {}
+        rec, sug = Counter(rec), Counter(sug)
         types = sorted(set(rec) | set(sug), key=lambda k: ("severe moderate mild".split().index(T.tier(k)),
                                                            -rec[k], k))
         fig, ax = plt.subplots(figsize=(8, 1.2 + 0.42 * max(len(types), 2)))
         if not types:
-            ax.text(0.5, 0.5, "no problems recorded or suggested", ha="center", va="center", transform=ax.transAxes)
-            ax.set_yticks([])
+            _no_data(ax, _no_problems_note(elements, len(corpus.frame)))
         else:
             y = list(range(len(types)))[::-1]
             ax.barh(y, [rec[k] for k in types], color=[TIER_COLOURS[T.tier(k)] for k in types],
@@ -92,10 +104,35 @@ def problems_per_element(rows, out: Path) -> list[str]:
                                      label="suggested by the linter only")],
                       loc="lower right", fontsize=8, frameon=False)
             ax.set_xlim(0, max(rec[k] + sug[k] for k in types) * 1.2 + 1)
-        ax.set_xlabel("number of MCQs")
+            ax.set_xlabel("number of MCQs")
         ax.set_title(title)
         names.append(_save(fig, out / fname))
     return names
+
+
+def _pairs(tags, elements: set[str], skip_notes: bool = False):
+    """(item_id, type) of the tags on `elements`, each pair once."""
+    if not len(tags):
+        return tags[["item_id", "type"]] if "type" in tags else tags
+    sel = tags[tags["element"].isin(elements) & tags["type"].isin(T.TYPES.keys())]
+    if skip_notes:
+        sel = sel[sel["type"] != T.NOTE]
+    return sel[["item_id", "type"]].drop_duplicates()
+
+
+def _no_problems_note(elements: set[str], n: int) -> str:
+    undetectable = not any(t.detectable and set(t.elements) & elements for t in T.TYPES.values())
+    return (f"No data: none of the {n} MCQs has a problem of this kind recorded"
+            + (",\nand the surface linter has no rule for these types: an inconsistency\n"
+               "between text, question and alternatives needs a reader to see it." if undetectable
+               else "\nor suggested by the linter."))
+
+
+def _no_data(ax, note: str) -> None:
+    """An empty figure says so in words instead of drawing an empty axis."""
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes, fontsize=10,
+            bbox={"boxstyle": "round", "facecolor": "#f5f5f0", "edgecolor": "#999999"})
 
 
 def total_histogram(totals, stats: dict, out: Path) -> str:
@@ -119,10 +156,15 @@ def total_histogram(totals, stats: dict, out: Path) -> str:
     ax.set_ylabel("number of MCQs")
     if stats["n"]:
         ax.set_title(f"Fig. 8 — total difficulty (n={stats['n']}; mean {stats['mean']:.2f}, "
-                     f"median {stats['median']:g}, mode {stats['mode']:g})")
+                     f"median {stats['median']:g}, mode {mode_text(stats)})")
     else:
         ax.set_title("Fig. 8 — total difficulty: no eligible assessed MCQs")
     return _save(fig, out / "fig08_total_difficulty.png")
+
+
+def mode_text(stats: dict) -> str:
+    from .corpus_report import mode_text as text
+    return text(stats)
 
 
 def _stacked(ax, df, column: str, order: list[str], labels: list[str], rotation: int = 60):
@@ -186,32 +228,40 @@ def pod_distribution(df, out: Path) -> str:
     return _save(fig, out / "fig11_pod.png")
 
 
-def bases_heatmaps(rows, out: Path) -> str:
-    """Fig. 12: where the bases lie, in 1% character buckets of the text, per alternative."""
+def bases_heatmaps(corpus, item_ids: set[str], out: Path) -> str:
+    """Fig. 12: where the bases lie, in 1% character buckets of the text, per alternative
+    (the MCQs of `item_ids`)."""
+    import numpy as np
     plt = _plt()
     n_alt = 4
-    grids = [[0] * 100 for _ in range(n_alt)]
-    for r in rows:
-        n = len(r.passage_text)
-        if not n:
-            continue
-        for s in r.question.spans:
-            if s.role != "basis" or s.alternative is None or s.alternative >= n_alt or s.end <= s.start:
-                continue
-            first, last = s.start * 100 // n, (s.end - 1) * 100 // n
-            for b in range(first, min(last, 99) + 1):
-                grids[s.alternative][b] += 1
-    vmax = max(max(g) for g in grids) or 1
+    grids = np.zeros((n_alt, 101), dtype=np.int64)
+    b = corpus.tables.bases
+    if len(b) and item_ids:
+        b = b[b["item_id"].isin(item_ids)].dropna(subset=["alternative"])
+        b = b[(b["alternative"] >= 0) & (b["alternative"] < n_alt) & (b["end"] > b["start"])]
+        pid = b["item_id"].map(dict(zip(corpus.tables.items["item_id"], corpus.tables.items["passage_id"])))
+        n = pid.map(lambda p: len(corpus.tables.texts.get(p, ""))).to_numpy()
+        keep = n > 0
+        start, end = b["start"].to_numpy()[keep], b["end"].to_numpy()[keep]
+        alt, n = b["alternative"].to_numpy().astype(int)[keep], n[keep]
+        first = start * 100 // n
+        last = np.minimum((end - 1) * 100 // n, 99)
+        ok = first <= last
+        # each span covers buckets first..last: +1 at first, -1 after last, then a running sum
+        np.add.at(grids, (alt[ok], first[ok]), 1)
+        np.add.at(grids, (alt[ok], last[ok] + 1), -1)
+    grids = np.cumsum(grids, axis=1)[:, :100]
+    vmax = int(grids.max()) or 1
     fig, axes = plt.subplots(1, n_alt, figsize=(13, 3.6))
     for i, ax in enumerate(axes):
-        m = [grids[i][row * 10:(row + 1) * 10] for row in range(10)]
+        m = grids[i].reshape(10, 10)
         im = ax.imshow(m, cmap="viridis", vmin=0, vmax=vmax)
         ax.set_xticks(range(10), [str(c) for c in range(10)], fontsize=8)
         ax.set_yticks(range(10), [str(10 * r) for r in range(10)], fontsize=8)
         ax.set_title(f"alternative {'ABCD'[i]}")
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="bases covering the bucket")
     fig.suptitle(f"Fig. 12 — position of the bases in the text, 1% character buckets (row + column = %; "
-                 f"n={len(rows)} MCQs)", y=0.93)
+                 f"n={len(item_ids)} MCQs)", y=0.93)
     fig.savefig(out / "fig12_bases_positions.png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return "fig12_bases_positions.png"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from desktop.domain import difficulty as D
 from desktop.domain import typology as T
-from desktop.domain.model import Dataset
+from desktop.domain.time_on_item import IDLE_LIMIT_S
 
 from . import corpus_figures as F
 from . import corpus_items as I
@@ -22,31 +22,41 @@ SEED_STATS = {"n": 1181, "mean": 13.09, "median": 13, "mode": 14}
 
 
 def total_stats(totals: list[float]) -> dict:
+    """n, mean, median and the modes of the totals.  `modes`: every most frequent total,
+    ascending; `mode`: the smallest of them (a number for plots and JSON); show them with
+    `mode_text`, so a tie reads the same everywhere."""
     if not totals:
         return {"n": 0, "mean": float("nan"), "median": float("nan"), "mode": float("nan"), "modes": []}
-    modes = statistics.multimode(totals)
+    modes = sorted(statistics.multimode(totals))
     return {"n": len(totals), "mean": statistics.mean(totals), "median": statistics.median(totals),
-            "mode": min(modes), "modes": modes, "min": min(totals), "max": max(totals)}
+            "mode": modes[0], "modes": modes, "min": min(totals), "max": max(totals)}
 
 
-def write_report(datasets: list[Dataset], out_dir: str | Path, figures: bool = True) -> dict:
-    """Write items.csv, the PNG figures and index.html into `out_dir`; returns a summary."""
+def mode_text(stats: dict) -> str:
+    """The mode as the terminal, the page and Fig. 8 print it: "12", or "12, 13" for a tie."""
+    modes = stats.get("modes") or []
+    return ", ".join(f"{m:g}" for m in modes) if modes else "–"
+
+
+def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
+    """Write items.csv, the PNG figures and index.html into `out_dir`; returns a summary.
+
+    `source`: the datasets, or `corpus_items.Tables` (from the store: `tables_from_store`)."""
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = I.item_rows(datasets)
-    df = I.items_frame(rows)
+    tables = source if isinstance(source, I.Tables) else I.tables_from_datasets(list(source))
+    corpus = I.build(tables)
+    df = corpus.frame
     df.to_csv(out / "items.csv", index=False)
 
     scored = df[df.eligible & df.total.notna()]
     evaluated = scored[scored.text_format == "continuous"]  # the seed's difficulty analysis (5.2)
     stats_all = total_stats(list(scored.total))
     stats_eval = total_stats(list(evaluated.total))
-    eval_ids = set(evaluated.item_id)
-    eval_rows = [r for r in rows if r.row["item_id"] in eval_ids and r.row["eligible"]]
 
-    exceptions = I.colour_exceptions(rows)
-    lint = lint_eval.table(datasets, rows)
+    exceptions = I.colour_exceptions(corpus)
+    lint = lint_eval.table(corpus)
     lint.to_csv(out / "lint.csv", index=False)
     import pandas as pd
     pd.DataFrame(exceptions, columns=["item_id", "file_colour", "basis", "expected", "got", "why"]).to_csv(
@@ -55,18 +65,20 @@ def write_report(datasets: list[Dataset], out_dir: str | Path, figures: bool = T
     names = []
     if figures:
         names.append(F.acceptability_matrix(df, out))
-        names += F.problems_per_element(rows, out)
+        names += F.problems_per_element(corpus, out)
         names.append(F.total_histogram(list(evaluated.total), stats_eval, out))
         names.append(F.toi_distribution(evaluated, out))
         names.append(F.tom_distribution(evaluated, out))
         names.append(F.pod_distribution(evaluated, out))
-        names.append(F.bases_heatmaps(eval_rows, out))
+        names.append(F.bases_heatmaps(corpus, set(evaluated.item_id), out))
     summary = {
-        "items": len(df), "eligible": int(df.eligible.sum()), "scored": stats_all, "evaluated": stats_eval,
+        "items": len(df), "eligible": int(df.eligible.sum()), "reviewed": int(df.reviewed.sum()),
+        "scored": stats_all, "evaluated": stats_eval,
         "acceptability": df.acceptability.value_counts().to_dict(),
         "acceptability_with_suggestions": df.acceptability_with_suggestions.value_counts().to_dict(),
         "colour_agreement": _colour_agreement(df),
         "exceptions": exceptions, "figures": names,
+        "time_on_item_s": float(df.time_on_item_s.sum()) if df.time_on_item_s.notna().any() else None,
     }
     (out / "index.html").write_text(_html(df, summary, lint), encoding="utf-8")
     summary["seconds"] = time.perf_counter() - t0
@@ -76,7 +88,7 @@ def write_report(datasets: list[Dataset], out_dir: str | Path, figures: bool = T
 def _colour_agreement(df) -> dict:
     out = {}
     for colour, want in I.COLOUR_ACCEPTABILITY.items():
-        sub = df[df.file_colour == colour]
+        sub = df[(df.file_colour == colour) & df.reviewed]
         if len(sub):
             out[colour] = {"items": len(sub), "expected": want,
                            "recorded_tags": int((sub.acceptability == want).sum()),
@@ -92,7 +104,7 @@ def _html(df, s: dict, lint) -> str:
     e, a = s["evaluated"], s["scored"]
     stats_rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{st['n']}</td><td>{_fmt(st['mean'])}</td>"
-        f"<td>{_fmt(st['median'])}</td><td>{', '.join(f'{m:g}' for m in st.get('modes', [])) or _fmt(st['mode'])}</td></tr>"
+        f"<td>{_fmt(st['median'])}</td><td>{mode_text(st)}</td></tr>"
         for label, st in (("evaluated: eligible, continuous texts (as the seed's section 5.2)", e),
                           ("all eligible and scored (incl. partly continuous)", a),
                           ("EMBRACE seed, 1,181 evaluated MCQs (reported)", {**SEED_STATS, "modes": [14]})))
@@ -103,6 +115,8 @@ def _html(df, s: dict, lint) -> str:
         for c, v in s["colour_agreement"].items())
     exc = "".join(f"<tr><td>{html.escape(x['item_id'])}</td><td>{x['file_colour']}</td><td>{x['basis']}</td>"
                   f"<td>{x['got']}</td><td>{html.escape(x['why'])}</td></tr>" for x in s["exceptions"])
+    accept = "".join(f"<tr><td>{html.escape(c)}</td><td>{s['acceptability'].get(c, 0)}</td></tr>"
+                     for c in I.CLASSES)
     figs = "".join(f'<figure><img src="{n}" alt="{n}"><figcaption>{n}</figcaption></figure>' for n in s["figures"])
     lint_html = lint.to_html(index=False, float_format=lambda v: f"{v:.2f}", na_rep="–", border=0)
     return f"""<!DOCTYPE html>
@@ -112,8 +126,11 @@ table{{border-collapse:collapse;margin:1em 0}}td,th{{border-bottom:1px solid #dd
 figure{{margin:1.5em 0}}img{{max-width:100%}}.note{{background:#f5f5f0;padding:.6em 1em;border-left:4px solid #999}}</style>
 </head><body>
 <h1>Corpus report</h1>
-<p>{s['items']} MCQs; {s['eligible']} eligible for difficulty evaluation (not non-continuous, content-based,
-no severe problem, every variable scored). Per-item values are in <a href="items.csv">items.csv</a>; the
+<p>{s['items']} MCQs, {s['reviewed']} reviewed; {s['eligible']} eligible for difficulty evaluation (not
+non-continuous, content-based, no severe problem, every variable scored). Per-item values are in
+<a href="items.csv">items.csv</a> (with <code>time_on_item_s</code>: the seconds between each annotator's
+consecutive edits of the item, each gap counted up to {IDLE_LIMIT_S:g} s, summed over the annotators; see
+docs/CONTRACTS.md); the
 colour exceptions in <a href="exceptions.csv">exceptions.csv</a>, the linter's scores in
 <a href="lint.csv">lint.csv</a>.</p>
 <h2>Total difficulty</h2>
@@ -127,7 +144,10 @@ computed; the scale is not adjusted to match. Theoretical minimum {D.THEORETICAL
 <table><tr><th>file colour</th><th>items</th><th>expected</th><th>from recorded tags</th>
 <th>with the linter's suggestions</th></tr>{colour}</table>
 <p>Acceptability is the worst tier of an element's problems (severe → unacceptable, moderate → partially,
-mild → mainly acceptable). Notes that name no problem type do not count.</p>
+mild → mainly acceptable). Notes that name no problem type do not count. An item nobody reviewed (no
+assessment and no recorded problem tag) is <b>not reviewed</b>, its own class, never "acceptable":
+{s['items'] - s['reviewed']} of the {s['items']} MCQs here. The file colours are compared on reviewed items.</p>
+<table><tr><th>acceptability (recorded tags)</th><th>MCQs</th></tr>{accept}</table>
 <h3>Exceptions</h3>
 <table><tr><th>item</th><th>colour</th><th>basis</th><th>computed</th><th>why</th></tr>{exc}</table>
 <h2>Surface linter against the recorded tags</h2>
@@ -135,7 +155,8 @@ mild → mainly acceptable). Notes that name no problem type do not count.</p>
 type is recorded on the same unit. "extra spaces" and "missing spaces" are families: EMBRACE records a tool
 label and its "(punctuation)" variant for one problem, so they are scored together. Green items record no
 problem, so every detection there is a false positive; a low precision elsewhere partly reflects problems the
-annotators did not record (see the exceptions above).</p>
+annotators did not record (see the exceptions above). "–": undefined (precision: nothing detected; recall:
+nothing of that type recorded, so there is nothing to find).</p>
 {lint_html}
 <h2>Figures</h2>
 <p>Figs. 8–12 show the evaluated MCQs (eligible, continuous texts), like the seed's section 5.2; Figs. 3–7 all

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from desktop.domain.model import Dataset
 
 FAMILY = {
     "extra_spaces": "extra spaces", "extra_spaces_punctuation": "extra spaces",
@@ -44,55 +43,69 @@ class TypeScore:
         return self.found_units / self.recorded_units if self.recorded_units else None
 
 
-def units(datasets: list[Dataset], rows=None):
-    """(unit id, recorded families, detected families) for every unit.
-
-    `rows`: the report's item rows (recorded and suggested tags already computed)."""
-    if rows is None:
-        from .corpus_items import item_rows
-        rows = item_rows(datasets)
-    by_passage: dict[str, list] = defaultdict(list)
-    for r in rows:
-        by_passage[(r.row["file"], r.question.passage_id)].append(r)
-        recorded, detected = defaultdict(set), defaultdict(set)
-        for t in r.recorded:
-            if t.type != "note" and t.element in GROUP:
-                recorded[GROUP[t.element]].add(family(t.type))
-        for t in r.suggested:
-            if t.element in GROUP:
-                detected[GROUP[t.element]].add(family(t.type))
-        for g in ("question", "alternatives"):
-            yield f"{r.question.id}/{g}", recorded[g], detected[g]
-    for (_, pid), rs in by_passage.items():
-        recorded = {family(t.type) for r in rs for t in r.recorded if t.element == "text" and t.type != "note"}
-        detected = {family(t.type) for t in rs[0].suggested if t.element == "text"}
-        yield f"{pid}/text", recorded, detected
+def _corpus(source):
+    """A `corpus_items.Corpus`, from one or from datasets."""
+    from . import corpus_items as I
+    if isinstance(source, I.Corpus):
+        return source
+    return I.build(I.tables_from_datasets(list(source)))
 
 
-def evaluate(datasets: list[Dataset], rows=None) -> dict[str, TypeScore]:
-    scores: dict[str, TypeScore] = {}
+def unit_families(source):
+    """(recorded, detected): frames of (unit, family), each pair once.  Units: "<item>/question",
+    "<item>/alternatives" for each item, "<passage>/text" once per passage of a file."""
+    import pandas as pd
+    corpus = _corpus(source)
+    units = corpus.passage_units
 
-    def score(t: str) -> TypeScore:
-        return scores.setdefault(t, TypeScore(t))
+    def families(tags, recorded: bool, text=None):
+        """`text`: the passages' text tags (passage_id), else the items' text tags count."""
+        t = tags[tags["element"].isin(GROUP.keys())]
+        if recorded:
+            t = t[t["type"] != "note"]
+        item = t[t["element"] != "text"]
+        out = [pd.DataFrame({"unit": item["item_id"] + "/" + item["element"].map(GROUP),
+                             "family": item["type"].map(family)}, columns=["unit", "family"])]
+        if text is None:
+            text = t[t["element"] == "text"].merge(units, on="item_id")
+        else:
+            text = text[text["element"] == "text"].merge(units[["file", "passage_id"]].drop_duplicates(),
+                                                         on="passage_id")
+        out.append(pd.DataFrame({"unit": text["file"] + "\x00" + text["passage_id"] + "/text",
+                                 "family": text["type"].map(family)}, columns=["unit", "family"]))
+        return pd.concat(out, ignore_index=True).drop_duplicates()
 
-    for _, recorded, detected in units(datasets, rows):
-        for fam in detected:
-            s = score(fam)
-            s.detected_units += 1
-            s.correct_units += fam in recorded
-            s.green_units += not recorded
-        for fam in recorded:
-            s = score(fam)
-            s.recorded_units += 1
-            s.found_units += fam in detected
-    return dict(sorted(scores.items()))
+    return (families(corpus.recorded, True),
+            families(corpus.suggested, False, text=corpus.text_suggested))
 
 
-def table(datasets: list[Dataset], rows=None):
-    """The scores as a pandas DataFrame (one row per type or family)."""
+def evaluate(source) -> dict[str, TypeScore]:
+    """Scores per type or family over the units of `source` (datasets or a Corpus)."""
+    recorded, detected = unit_families(source)
+    hit = detected.merge(recorded, on=["unit", "family"])
+    counts = {
+        "detected_units": detected.groupby("family").size(),
+        "correct_units": hit.groupby("family").size(),
+        "recorded_units": recorded.groupby("family").size(),
+        "found_units": hit.groupby("family").size(),
+        "green_units": detected[~detected["unit"].isin(set(recorded["unit"]))].groupby("family").size(),
+    }
+    scores = {}
+    for fam in sorted(set(detected["family"]) | set(recorded["family"])):
+        scores[fam] = TypeScore(fam, **{k: int(v.get(fam, 0)) for k, v in counts.items()})
+    return scores
+
+
+def table(source):
+    """The scores as a pandas DataFrame (one row per type or family); precision and recall
+    are empty (NaN) where undefined: nothing detected, or nothing recorded."""
     import pandas as pd
     rows = [{"type (family)": s.type, "detected units": s.detected_units, "correct": s.correct_units,
              "precision": s.precision, "recorded units": s.recorded_units, "found": s.found_units,
              "recall": s.recall, "detections where nothing is recorded": s.green_units}
-            for s in evaluate(datasets, rows).values()]
-    return pd.DataFrame(rows)
+            for s in evaluate(source).values()]
+    frame = pd.DataFrame(rows, columns=["type (family)", "detected units", "correct", "precision", "recorded units",
+                                        "found", "recall", "detections where nothing is recorded"])
+    for col in ("precision", "recall"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    return frame

@@ -13,7 +13,7 @@ from desktop.domain.errors import StoreError
 from desktop.domain.model import (DEFAULT_ANNOTATOR, IMPORTED, Assessment, Dataset, Passage, Prediction,
                                   ProblemTag, Question, Span)
 
-from . import conflicts, edits, imports
+from . import bulk, conflicts, edits, imports
 from .connection import Connection
 from .decode import loads
 from .rows import HistoryRow, ImportResult, ItemRow
@@ -271,6 +271,42 @@ class Store:
 
     def annotators(self) -> list[str]:
         return [r[0] for r in self._c.query("SELECT name FROM annotators ORDER BY name")]
+
+    # ------------------------------------------------------------ whole-corpus tables (reports)
+
+    def bulk_items(self, source: str | None = None):
+        """Every question as one pandas row (see `desktop.store.bulk.items`), in file order."""
+        return bulk.items(self._c, source)
+
+    def bulk_passage_texts(self, source: str | None = None) -> dict[str, str]:
+        return bulk.passage_texts(self._c, source)
+
+    def bulk_assessments(self, source: str | None = None, annotator: str | None = None):
+        """Every assessment as a pandas row (`annotator`: the imported ones and that annotator's)."""
+        return bulk.assessments(self._c, source, annotator)
+
+    def bulk_problems(self, source: str | None = None, annotator: str | None = None):
+        return bulk.problems(self._c, source, annotator)
+
+    def bulk_spans(self, role: str, source: str | None = None, annotator: str | None = None):
+        return bulk.spans(self._c, role, source, annotator)
+
+    def rated_questions(self, source: str | None = None) -> list[tuple[Question, str]]:
+        """(question, passage text) of every item two or more raters annotated (everyone's
+        annotations), in file order: what the agreement report measures, read without
+        building the items nobody annotated twice."""
+        sub, params = bulk.rated_items_sql(source)
+        questions = self._questions(f"q.id IN ({sub})", params, None)
+        texts = dict(self._c.query(f"SELECT id, text FROM passages WHERE id IN (SELECT passage_id FROM questions "
+                                   f"WHERE id IN ({sub}))", params))
+        return [(q, texts[q.passage_id]) for q in questions]
+
+    def time_on_item(self, annotator: str | None = None, item_id: str | None = None,
+                     idle_limit: float | None = None) -> list[bulk.TimeOnItem]:
+        """Seconds each annotator spent on each item, from the history's timestamps
+        (`desktop.domain.time_on_item` gives the rule); one row per (item, annotator) with edits."""
+        kw = {} if idle_limit is None else {"idle_limit": idle_limit}
+        return bulk.time_on_item(self._c, annotator, item_id, **kw)
 
     # ------------------------------------------------------------ edits, undo, history
 

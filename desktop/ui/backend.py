@@ -32,6 +32,7 @@ class ItemState:
     version: int = 0  # the store's row_version when this was read: another window's edit raises it
     own_comments_stored: list[str] | None = None  # this annotator's comments exactly as stored
     own_answerability: str | None = None  # this annotator's own label (the shown one may be imported)
+    time_on_item: float = 0.0  # this annotator's seconds on the item, from the history (domain.time_on_item)
 
     @property
     def text_format(self):
@@ -148,7 +149,8 @@ class Backend:
                          note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
                          status=status, values=values, inherited=inherited, version=version,
                          own_comments_stored=mine.comments.get(me, []),
-                         own_answerability=mine.answerability.get(me))
+                         own_answerability=mine.answerability.get(me),
+                         time_on_item=sum(t.seconds for t in self.store.time_on_item(annotator=me, item_id=item_id)))
 
     # ---- what a window showed, for stale-edit detection --------------------------------------
     def shown(self, state: ItemState, field_: str, value: Any = None) -> Any:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.changes import STATUSES
 from desktop.domain.model import ANSWERABILITY
+from desktop.domain.time_on_item import IDLE_LIMIT_S
 from desktop.ui.text_field import DebouncedText
 
 _ANSWERABILITY_HELP = {
@@ -62,6 +63,15 @@ class CommentsPanel(QWidget):
             srow.addWidget(b)
             self._status_buttons[value] = b
         layout.addWidget(status_box)
+        # time on item: derived from the history's timestamps, so it survives a restart
+        self.time_on_item = QLabel()
+        self.time_on_item.setObjectName("time_on_item")
+        self.time_on_item.setAccessibleName("Time on item")
+        limit = f"{IDLE_LIMIT_S / 60:g} minutes"
+        self.time_on_item.setToolTip(f"The gaps between your consecutive edits of this item, each counted up to "
+                                     f"{limit} (a longer pause counts as {limit}); reading before your first "
+                                     "edit is not counted")
+        layout.addWidget(self.time_on_item)
         done_next = QPushButton("Done → next unfinished (Ctrl+Enter)")
         done_next.clicked.connect(self.doneAndNext.emit)
         layout.addWidget(done_next)
@@ -190,6 +200,12 @@ class CommentsPanel(QWidget):
         else:
             return
         self._emit("comments", comments)
+
+    def set_time_on_item(self, seconds: float) -> None:
+        minutes, secs = divmod(int(round(seconds)), 60)
+        text = f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
+        self.time_on_item.setText(f"Your time on this item: {text}")
+        self.time_on_item.setAccessibleDescription(f"{seconds:.0f} seconds, from the timestamps of your edits")
 
     def set_status(self, status: str) -> None:
         for value, b in self._status_buttons.items():

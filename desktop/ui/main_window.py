@@ -291,6 +291,7 @@ class MainWindow(QMainWindow):
         from desktop.ui.suggestions import pending
         self.problems.set_suggestions(pending(q, st.passage_text))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
+        self.comments.set_time_on_item(st.time_on_item)
         self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
