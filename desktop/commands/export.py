@@ -1,4 +1,6 @@
-"""`mcqlens export embrace|expmrc|race|csv --db DB -o OUT [--annotator NAME] [--force]`.
+"""`mcqlens export embrace|expmrc|race|csv|predictions --db DB -o OUT [--annotator NAME|--everyone] [--force]`.
+
+`export` is the one function behind the command and the window's File → Export….
 
 Writes go to a temporary file next to the target that is renamed into place, so a
 failed export never leaves half a file; an existing target is kept unless --force.
@@ -7,22 +9,27 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
-KINDS = ("embrace", "expmrc", "race", "csv")
+KINDS = ("embrace", "expmrc", "race", "csv", "predictions")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table",
+    p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table, "
+                                      "or the stored model predictions",
                        description="Export stored items. Without edits, EMBRACE and ExpMRC exports reproduce "
                                    "the imported files.")
     p.add_argument("kind", choices=KINDS, help="output format")
     p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output file (race: .json list, .jsonl, or a folder of .txt files)")
-    p.add_argument("--annotator", default=None,
-                   help="export the imported annotations and NAME's (default: the adjudicated "
-                        "'gold' layer where it exists, else everyone's)")
+    layer = p.add_mutually_exclusive_group()
+    layer.add_argument("--annotator", default=None,
+                       help="export the imported annotations and NAME's (default: the adjudicated "
+                            "'gold' layer where it exists, else everyone's)")
+    layer.add_argument("--everyone", action="store_true",
+                       help="every annotator's layers, without preferring the adjudicated 'gold' layer")
     p.add_argument("--source", default=None,
                    help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
@@ -30,43 +37,83 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+@dataclass
+class ExportResult:
+    out: Path
+    kind: str
+    questions: int
+    files: int
+
+    def summary(self) -> str:
+        return f"{self.out}: {self.questions} questions from {self.files} file(s) as {self.kind}"
+
+
 def run(args) -> int:
-    from desktop.domain.errors import McqLensError
+    with _open(args.db) as store:
+        if args.kind == "predictions":
+            from desktop.commands.export_predictions import export_predictions
+
+            n = export_predictions(store, args.output, force=args.force)
+            print(f"{args.output}: {n} predictions")
+            return 0
+        result = export(store, args.kind, args.output, annotator=args.annotator, everyone=args.everyone,
+                        source=args.source, file=args.file, force=args.force)
+    print(result.summary())
+    return 0
+
+
+def _open(db: str):
     from desktop.store import Store
 
-    out = Path(args.output)
-    if (out.exists() or out.is_symlink()) and not args.force:
+    return Store.open(db, create=False)
+
+
+def export(store, kind: str, output, annotator: str | None = None, everyone: bool = False,
+           source: str | None = None, file: str | None = None, force: bool = False) -> ExportResult:
+    """Write `store`'s items as `kind` to `output` (what `mcqlens export` and File → Export… do).
+
+    Layers: `annotator` NAME: the imported annotations and NAME's; `everyone`: every
+    annotator's, the adjudicated `gold` layer not preferred; neither: `gold` where it
+    exists, else everyone's.  `source`: which stored source (default: embrace/expmrc
+    their own; race, csv: every item); `file`: only items imported from that file."""
+    from desktop.domain.errors import McqLensError
+
+    if kind not in KINDS or kind == "predictions":
+        raise McqLensError(f"unknown export kind {kind!r}; one of {', '.join(k for k in KINDS if k != 'predictions')}")
+    out = Path(output)
+    if (out.exists() or out.is_symlink()) and not force:
         raise McqLensError(f"{out} exists; add --force to overwrite it")
     if not out.parent.exists():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
     # race and csv take every stored item (RACE is the common core of all sources)
-    source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
-    with Store.open(args.db, create=False) as store:
-        datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
-        # Adjudicated work wins: the writers prefer the gold layer field by field.
-        preferred = args.annotator or ("gold" if "gold" in store.annotators() else None)
-        if not datasets:
-            what = f"{source} items" if source else "items"
-            raise McqLensError(f"no {what} in {args.db}" + (f" from {args.file}" if args.file else ""))
-        # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
-                            else f".{out.name}_tmp{os.getpid()}")
-        try:
-            if args.kind == "csv":
-                frame = table(datasets, store, preferred)
-                frame.to_csv(tmp, index=False)
-            else:
-                _write(args.kind, datasets, tmp, preferred)
-            _replace(tmp, out)
-        except OSError as exc:
-            _remove(tmp)
-            raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
-        except BaseException:
-            _remove(tmp)
-            raise
+    source = source if source else (None if kind in ("csv", "race") else kind)
+    datasets = store.load_datasets(source=source, annotator=annotator, file=file)
+    # Adjudicated work wins: the writers prefer the gold layer field by field.
+    if everyone:
+        preferred = None
+    else:
+        preferred = annotator or ("gold" if "gold" in store.annotators() else None)
+    if not datasets:
+        what = f"{source} items" if source else "items"
+        raise McqLensError(f"no {what} in {store.path}" + (f" from {file}" if file else ""))
+    # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
+                        else f".{out.name}_tmp{os.getpid()}")
+    try:
+        if kind == "csv":
+            frame = table(datasets, store, preferred)
+            frame.to_csv(tmp, index=False)
+        else:
+            _write(kind, datasets, tmp, preferred)
+        _replace(tmp, out)
+    except OSError as exc:
+        _remove(tmp)
+        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
+    except BaseException:
+        _remove(tmp)
+        raise
     n = sum(len(p.questions) for d in datasets for p in d.passages)
-    print(f"{out}: {n} questions from {len(datasets)} file(s) as {args.kind}")
-    return 0
+    return ExportResult(out, kind, n, len(datasets))
 
 
 def _write(kind: str, datasets, path: Path, annotator: str | None) -> None:

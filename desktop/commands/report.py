@@ -17,21 +17,29 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def corpus_report(store, out: str, source: str | None = None, annotator: str | None = None) -> dict:
+    """Write the corpus report of `store` into folder `out`; returns write_report's summary
+    (what `mcqlens report` and the window's Reports → Report… do)."""
     from desktop.domain.errors import StoreError
     from desktop.reports.corpus_report import write_report
+
+    datasets = store.load_datasets(source=source, annotator=annotator)
+    if not any(True for ds in datasets for _ in ds.questions()):
+        raise StoreError(f"{store.path}: no questions to report on")
+    try:
+        return write_report(datasets, out)
+    except OSError as exc:
+        raise StoreError(f"{out}: cannot write the report ({exc.strerror or exc})") from exc
+
+
+def run(args) -> int:
+    from desktop.domain.errors import StoreError
     from desktop.store import Store
 
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     with Store.open(args.db, create=False) as store:
-        datasets = store.load_datasets(source=args.source, annotator=args.annotator)
-    if not any(True for ds in datasets for _ in ds.questions()):
-        raise StoreError(f"{args.db}: no questions to report on")
-    try:
-        summary = write_report(datasets, args.out)
-    except OSError as exc:
-        raise StoreError(f"{args.out}: cannot write the report ({exc.strerror or exc})") from exc
+        summary = corpus_report(store, args.out, args.source, args.annotator)
     ev = summary["evaluated"]
     print(f"{summary['items']} items, {summary['eligible']} eligible; evaluated (continuous) n={ev['n']} "
           f"mean {ev['mean']:.2f} median {ev['median']:g} mode {ev['mode']:g}")
