@@ -57,6 +57,9 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     s = settings()
     name = annotator_name(default_annotator(), annotator, s, ask=screenshot is None)
     backend = Backend.open(db, annotator=name)
+    if screenshot is None:
+        from desktop.ui.menu_file import remember_database
+        remember_database(s, db)  # File → Open recent lists it
     window = MainWindow(backend, settings=s, facts=screenshot is None)
     if item and not window.go_to(item):
         backend.close()

@@ -1,6 +1,6 @@
 """What the model panel computes, as plain functions (no Qt, no SQL): run off the GUI thread.
 
-The worker thread calls `score_item`, `score_chunk` and `whatif_shortcut` with plain
+The worker thread calls `score_item` and `whatif_shortcut` with plain
 domain objects; the GUI thread stores what they return (`store.add_predictions`) and
 turns stored predictions back into what the panel shows with `view_of`.
 
@@ -90,24 +90,6 @@ def score_item(model, question: Question, passage_text: str,
     if not out:
         return None
     return _predictions(model, question, passage_text, out[0])
-
-
-def score_chunk(model, items: Sequence[tuple[Question, str]],
-                cancel: Callable[[], bool] | None = None) -> list[tuple[str, Prediction]]:
-    """(item id, Prediction) rows for the items scored before `cancel()` turned true."""
-    from inference import score
-
-    if not items:
-        return []
-    questions = [q for q, _ in items]
-    texts = [t for _, t in items]
-    out = score(model, questions, texts, _formats(model), cancel=cancel)
-    by_id = {q.id: (q, t) for q, t in items}
-    rows = []
-    for r in out:
-        q, t = by_id[r.item_id]
-        rows.extend((r.item_id, p) for p in _predictions(model, q, t, r))
-    return rows
 
 
 def whatif_shortcut(model, question: Question, alternatives: Sequence[str],

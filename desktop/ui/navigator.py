@@ -366,6 +366,11 @@ class Navigator(QWidget):
             self._current = current
         self.update_progress()
 
+    # ---- a filter another module registers (desktop/ui/menu_reports.py: annotators disagree) ------
+    def set_filter(self, name: str, predicate: Callable[[Any, dict], bool] | None) -> None:
+        """Show only the items `predicate(row, facts)` accepts, with the other filters; None removes it."""
+        self._filtering(lambda: self.proxy.set_predicate(name, predicate))
+
     # ---- walking ---------------------------------------------------------------------------------
     def visible_items(self) -> list[str]:
         out = []
