@@ -116,6 +116,7 @@ class FileMenu:
         except McqLensError as exc:
             self._error(f"Cannot open {path}: {exc}")
             return None
+        remember_database(self.settings, self.database_where())  # the list offers the way back
         remember_database(self.settings, path)
         self.flush()
         window = type(self)(backend, settings=self.settings, facts=self._want_facts)

@@ -38,8 +38,11 @@ def score_in_worker(db_path: str, model_dir: str, items: list[str] | None, cance
             progress(f"{run.to_score} of {run.questions} questions to score with {model.card.name}; "
                      f"{run.already} already have its scores (kept)")
 
+        def chunk_stored(run):
+            progress(f"Scored and stored {run.scored} of {run.to_score} questions…")
+
         return score_store(store, model, formats, items=items, cancel=cancel.is_set, on_start=started,
-                           progress=lambda done, total: progress(done, total, 0))
+                           on_chunk=chunk_stored, progress=lambda done, total: progress(done, total, 0))
 
 
 class ModelMenu:
@@ -120,7 +123,7 @@ class ModelMenu:
         dialog.setAutoClose(False)
         dialog.setAutoReset(False)
         dialog.setMinimumDuration(0)
-        dialog.setWindowModality(Qt.WindowModal)
+        dialog.setWindowModality(Qt.NonModal)  # the annotator keeps working while the corpus is scored
         dialog.setLabel(wrapping(f"Scoring {what} with the model in {model_dir}…", "Scoring progress"))
         dialog.setMinimumWidth(480)
         dialog.canceled.connect(self._score_cancel.set)
@@ -134,9 +137,12 @@ class ModelMenu:
         return True
 
     def _score_advanced(self, done: float, total: int, _records: int) -> None:
-        if self.score_progress is not None:
-            self.score_progress.setValue(int(STEPS * min(done / max(total, 1), 1.0)))
-            self.score_progress.setLabelText(f"Scored {int(done)} of {total} (question, format) pairs")
+        dialog = self.score_progress
+        if dialog is not None:
+            # setLabelText first: a modal progress dialog's setValue processes events, and the run's
+            # end may be among them (it closes the dialog)
+            dialog.setLabelText(f"Scored {int(done)} of {total} (question, format) pairs")
+            dialog.setValue(int(STEPS * min(done / max(total, 1), 1.0)))
 
     def _score_finished(self, run) -> None:
         self.last_score_run = run

@@ -138,6 +138,7 @@ class ModelReview(QObject):
         self.tally = AgreementTally()
         self.scored_items = 0  # items scored and stored by this window (tests, status)
         self.tally_loaded = False
+        self.stopped = False  # the window closed: results still queued are dropped
         self._whatif_gen = 0
         self._pending: str | None = None  # item whose scores are being computed
         self.panel = ModelPanel()
@@ -387,6 +388,8 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
+        if self.stopped:  # queued before the window closed; its database may be closed already
+            return
         if item_id == self._pending:
             self._pending = None
         try:
@@ -495,6 +498,7 @@ class ModelReview(QObject):
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Close:
+            self.stopped = True
             self.worker.stop()
         return False
 
