@@ -66,6 +66,14 @@ def _replacement(qtbot, window: MainWindow) -> MainWindow:
     return new
 
 
+def _green(passages: int = 12):
+    """The first passages of EMBRACE green (every story needs real items, not all 200 of them)."""
+    datasets = formats.read(str(GREEN))
+    for ds in datasets:
+        ds.passages = ds.passages[:passages]
+    return datasets
+
+
 def _menu_action(menu, text: str):
     return next(a for a in menu.actions() if a.text() == text)
 
@@ -116,6 +124,13 @@ def test_new_database_import_mark_a_basis_export_equals_the_cli(qtbot, tmp_path,
     b = _embrace_record(out_gui, item)["annotations"]["bases"]["b"]
     assert (b["start"], b["end"]) == (mine[0].start, mine[0].end)
     assert b["text"] == text[mine[0].start:mine[0].end]
+    # one annotator's layer, one source file, as a CSV table: the command line's --annotator and --file
+    csv_gui, csv_cli = tmp_path / "anna.csv", tmp_path / "anna-cli.csv"
+    dialog.choose("csv", layer="anna", file=str(GREEN), path=str(csv_gui))
+    qtbot.mouseClick(dialog.ok, Qt.LeftButton)
+    assert cli.main(["export", "csv", "--db", str(tmp_path / "review.db"), "-o", str(csv_cli),
+                     "--annotator", "anna", "--file", GREEN.name]) == 0
+    assert csv_gui.read_bytes() == csv_cli.read_bytes()
     dialog.close()
     window.close()
 
@@ -149,7 +164,7 @@ def _basis_b(store: Store, item: str) -> list[tuple]:
 
 
 def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot, tmp_path, settings):
-    green = formats.read(str(GREEN))
+    green = _green()
     item = "0_0"
     anna_db, bob_db, cli_db = tmp_path / "anna.db", tmp_path / "bob.db", tmp_path / "anna-cli.db"
     text = None
@@ -181,6 +196,15 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     agreement.items.itemClicked.emit(row)
     assert window.current == item
     assert "anna × bob" in agreement.report["pairs"]
+    assert cli.main(["agreement", "--db", str(anna_db), "-o", str(tmp_path / "agreement")]) == 0
+    written = json.loads((tmp_path / "agreement" / "agreement.json").read_text(encoding="utf-8"))
+    assert json.loads(json.dumps(agreement.report)) == written
+    shown = {agreement.table.horizontalHeaderItem(c).text(): agreement.table.item(0, c).text()
+             for c in range(agreement.table.columnCount())}  # row 0: evidence F1, then basis F1
+    basis = {agreement.table.horizontalHeaderItem(c).text(): agreement.table.item(1, c).text()
+             for c in range(agreement.table.columnCount())}
+    assert basis["anna × bob"] == f"{written['pairs']['anna × bob']['basis_f1']['value']:.1f}"
+    assert set(shown) == {"all annotators", *written["pairs"]}
     agreement.close()
     # the navigator's "annotators disagree" filter shows it, and only the items with disagreements
     window.disagree_box.setChecked(True)
@@ -208,7 +232,7 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
 
 def test_merge_conflicts_are_listed_and_kept_as_the_cli_keeps_them(qtbot, tmp_path, settings):
     """The same annotator with two values: ours stays, theirs is kept as anna@<file> in both."""
-    green = formats.read(str(GREEN))
+    green = _green()
     mine_db, theirs_db, cli_db = tmp_path / "mine.db", tmp_path / "laptop.db", tmp_path / "mine-cli.db"
     for db, span in ((mine_db, (0, 43)), (theirs_db, (137, 206))):
         with Store.open(str(db), annotator="anna") as store:
@@ -252,8 +276,8 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
     gui_db, cli_db = tmp_path / "gui.db", tmp_path / "cli.db"
     for db in (gui_db, cli_db):
         with Store.open(str(db)) as store:
-            store.import_datasets(formats.read(str(GREEN)), file=str(GREEN))
-    monkeypatch.setattr(score_cmd, "CHUNK", 16)  # many chunks: a cancel lands between them
+            store.import_datasets(_green(), file=str(GREEN))
+    monkeypatch.setattr(score_cmd, "CHUNK", 8)  # many chunks: a cancel lands between them
     window = _open(qtbot, gui_db, settings)
     # Model → Choose the model directory… (remembered in the settings)
     _choose(window, TINY)
@@ -292,4 +316,63 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
         assert q.extra["predicted"] == p.extra["predicted"] or max(p.probabilities) - sorted(p.probabilities)[-2] < 1e-5
         for name in ("n_eff", "entropy_bits", "mi_bits"):
             assert q.extra.get(name) == pytest.approx(p.extra.get(name), abs=1e-4), (key, name)
+    window.close()
+
+
+def test_report_writes_what_mcqlens_report_writes_and_opens_index_html(qtbot, tmp_path, settings):
+    db = tmp_path / "annotations.db"
+    with Store.open(str(db)) as store:
+        store.import_datasets(_green(), file=str(GREEN))
+    window = _open(qtbot, db, settings)
+    opened = []
+    window.open_url = opened.append  # the system browser, in the program
+    _choose(window, tmp_path / "report")
+    window.report_action.trigger()  # Reports → Report…
+    qtbot.waitUntil(lambda: bool(opened), timeout=60000)
+    assert opened[0].toLocalFile() == str(tmp_path / "report" / "index.html")
+    assert cli.main(["report", "--db", str(db), "-o", str(tmp_path / "report-cli")]) == 0
+    assert (tmp_path / "report" / "items.csv").read_bytes() == (tmp_path / "report-cli" / "items.csv").read_bytes()
+    window.close()
+
+
+def test_the_menus_dialogs_name_every_control_for_a_screen_reader(qtbot, tmp_path, settings):
+    from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QComboBox, QLineEdit
+
+    db = tmp_path / "annotations.db"
+    with Store.open(str(db)) as store:
+        store.import_datasets(_green(), file=str(GREEN))
+    window = _open(qtbot, db, settings)
+    agreement = window.show_agreement()
+    qtbot.waitUntil(lambda: agreement.report is not None, timeout=30000)
+    dialogs = [window.show_export_dialog(), window.show_merge_dialog(), agreement, window.disagree_box]
+    unnamed = []
+    for d in dialogs:
+        for w in [d, *d.findChildren(QAbstractButton), *d.findChildren(QComboBox), *d.findChildren(QLineEdit),
+                  *d.findChildren(QAbstractItemView)]:
+            if isinstance(w, (QAbstractButton, QComboBox, QLineEdit, QAbstractItemView)) and w.isVisibleTo(d) \
+                    and not (w.accessibleName() and w.accessibleDescription()):
+                unnamed.append(f"{type(d).__name__}: {type(w).__name__} {w.objectName()!r}")
+    assert unnamed == [], "\n".join(unnamed)
+    for d in dialogs[:3]:
+        d.close()
+    window.close()
+
+
+@needs_model
+def test_score_the_items_shown_scores_only_the_filtered_items(qtbot, tmp_path, settings):
+    db = tmp_path / "annotations.db"
+    with Store.open(str(db)) as store:
+        store.import_datasets(_green(3), file=str(GREEN))
+    window = _open(qtbot, db, settings)
+    assert window.choose_model_dir(str(TINY))
+    assert window.go_to("0_1") and window.edit("status", "done") is not None
+    status = window.navigator.filters["status"]
+    status.setCurrentIndex(status.findText("done"))  # the navigator shows the done items: 0_1 alone
+    assert window.navigator.visible_items() == ["0_1"]
+    window.score_shown_action.trigger()  # Model → Score the items shown…
+    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=60000)
+    run = window.last_score_run
+    assert (run.questions, run.scored, run.stored) == (1, 1, 2)
+    scored = {r.item_id for r in window.backend.items() if window.backend.store.predictions(r.item_id)}
+    assert "0_1" in scored and scored <= {"0_1", window.current}  # the panel scores the open item itself
     window.close()

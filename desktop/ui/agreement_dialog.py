@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from desktop.ui.dialog_kit import named, wrapping
+from desktop.ui.dialog_kit import named, named_table, wrapping
 
 LOWEST = 100  # items listed, lowest agreement first
 ITEM_ROLE = Qt.UserRole
@@ -65,7 +65,7 @@ class AgreementDialog(QDialog):
         self.heading = wrapping("Comparing the annotators' layers…", "Agreement summary")
         lay.addWidget(self.heading)
         split = QSplitter(Qt.Vertical)
-        self.table = named(QTableWidget(), "Agreement per measure",
+        self.table = named_table(QTableWidget(), "Agreement per measure",
                            "One row per measure, one column for all annotators and one per pair")
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setWordWrap(True)

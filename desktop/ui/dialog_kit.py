@@ -83,3 +83,16 @@ class PathField(QWidget):
 
     def set_path(self, path: str) -> None:
         self.edit.setText(path)
+
+
+def named_table(table, name: str, description: str = ""):
+    """Name a table and the parts Qt adds to it (headers, the select-all corner button)."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    named(table, name, description)
+    named(table.horizontalHeader(), f"{name}: column headers", f"The columns of {name.lower()}")
+    named(table.verticalHeader(), f"{name}: row headers", f"The rows of {name.lower()}")
+    for button in table.findChildren(QAbstractButton):
+        if button.objectName() == "qt_tableview_cornerbutton":
+            named(button, f"{name}: select all", f"Select every cell of {name.lower()}")
+    return table

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain.errors import McqLensError
-from desktop.ui.dialog_kit import OPEN_FILE, PathField, named, wrapping
+from desktop.ui.dialog_kit import OPEN_FILE, PathField, named, named_table, wrapping
 
 OTHER_FILTER = "Databases and exports (*.db *.sqlite *.sqlite3 *.json *.jsonl *.txt);;All files (*)"
 COLUMNS = ("item", "field", "annotator", "ours (kept)", "theirs (kept as)")
@@ -56,7 +56,7 @@ class MergeDialog(QDialog):
         lay.addLayout(form)
         self.summary = wrapping("", "Merge summary")
         lay.addWidget(self.summary)
-        self.table = named(QTableWidget(0, len(COLUMNS)), "Conflicts",
+        self.table = named_table(QTableWidget(0, len(COLUMNS)), "Conflicts",
                            "Each conflict: the item, the field, the annotator, our value and theirs, kept side by side")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
