@@ -316,6 +316,24 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
         assert q.extra["predicted"] == p.extra["predicted"] or max(p.probabilities) - sorted(p.probabilities)[-2] < 1e-5
         for name in ("n_eff", "entropy_bits", "mi_bits"):
             assert q.extra.get(name) == pytest.approx(p.extra.get(name), abs=1e-4), (key, name)
+    # File → Export… model predictions: the table `mcqlens export predictions` writes of the same rows
+    out_gui, out_cli = tmp_path / "pred-gui.csv", tmp_path / "pred-cli.csv"
+    export = window.show_export_dialog()
+    export.choose("predictions", path=str(out_gui))
+    qtbot.mouseClick(export.ok, Qt.LeftButton)
+    assert cli.main(["export", "predictions", "--db", str(gui_db), "-o", str(out_cli)]) == 0
+    assert out_gui.read_bytes() == out_cli.read_bytes()
+    import csv
+    with open(out_gui, encoding="utf-8", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert list(table[0]) == ["item_id", "model", "format", "probs", "predicted", "entropy_bits", "n_eff", "mi_bits",
+                              "evidence"]
+    assert len(table) == len(gui)
+    for row in table:
+        p = gui[(row["item_id"], row["model"], row["format"])]
+        assert [float(x) for x in row["probs"].split()] == pytest.approx(p.probabilities, abs=1e-6)
+        assert float(row["n_eff"]) == pytest.approx(2 ** float(row["entropy_bits"]))
+    export.close()
     window.close()
 
 

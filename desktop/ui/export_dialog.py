@@ -68,8 +68,12 @@ class ExportDialog(QDialog):
                               description="The file to write; an existing file is replaced only if you agree")
         form.addRow("&Output file:", self.path)
         for combo in (self.kind, self.layer, self.file):
+            # short when closed (1366×768), the whole choice in the popup and as the tooltip
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(20)
+            combo.view().setMinimumWidth(combo.view().sizeHintForColumn(0) + 24)
+            combo.setToolTip(combo.currentText())
+            combo.currentTextChanged.connect(combo.setToolTip)
         lay.addLayout(form)
         self.message = wrapping("", "Export result")
         lay.addWidget(self.message)
