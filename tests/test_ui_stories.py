@@ -207,8 +207,9 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     assert set(shown) == {"all annotators", *written["pairs"]}
     agreement.close()
     # the navigator's "annotators disagree" filter shows it, and only the items with disagreements
-    window.disagree_box.setChecked(True)
-    assert window.navigator.visible_items() == [item]
+    window.disagree_box.setChecked(True)  # found in a worker
+    qtbot.waitUntil(lambda: window.navigator.visible_items() == [item], timeout=30000)
+    assert window.disagree_action.isChecked() and window.disagreeing == [item]
     # Reports → Adjudicate the disagreements…: adopt bob's basis of B as gold
     dialog = window.adjudicate_disagreements()
     assert dialog.item == item and dialog.queue == [item]

@@ -340,6 +340,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.import_runner.cancel()
         self.facts_runner.wait(5)
         self.close_reports()
+        self.stop_scoring()
         super().closeEvent(event)
         if self.owns_backend:
             self.backend.close()

@@ -136,6 +136,11 @@ class ModelMenu:
         self.score_runner.start(score_in_worker, self.database_where(), model_dir, items, self._score_cancel)
         return True
 
+    def stop_scoring(self) -> None:
+        """Cancel a Score all run (the window closes): what is stored stays."""
+        if getattr(self, "_score_cancel", None) is not None:
+            self._score_cancel.set()
+
     def _score_advanced(self, done: float, total: int, _records: int) -> None:
         dialog = self.score_progress
         if dialog is not None:

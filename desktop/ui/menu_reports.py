@@ -32,6 +32,15 @@ def report_in_worker(db_path: str, out: str, progress) -> dict:
         return corpus_report(store, out)
 
 
+def disagreements_in_worker(db_path: str, progress) -> list[str]:
+    """In the worker thread: the items with disagreements, through a connection of this thread's own."""
+    from desktop.store import Store
+    from desktop.store.adjudication import disagreeing_items
+
+    with Store.open(db_path, create=False) as store:
+        return [d["item"] for d in disagreeing_items(store)]
+
+
 class ReportsMenu:
     def _build_reports_menu(self) -> None:
         menu = self.menuBar().addMenu("&Reports")
@@ -42,6 +51,7 @@ class ReportsMenu:
         self.last_report: str | None = None
         self.agreement_dialog = None
         self.disagreeing: list[str] = []
+        self.disagree_runner = None
         self.report_action = self._action(menu, "&Report…", lambda: self.write_report())
         self.agreement_action = self._action(menu, "&Agreement…", self.show_agreement)
         menu.addSeparator()
@@ -118,7 +128,8 @@ class ReportsMenu:
             self.report_progress = None
 
     def close_reports(self) -> None:
-        for runner in (self.report_runner, getattr(self.agreement_dialog, "runner", None)):
+        """The window closes: results still to come are dropped."""
+        for runner in (self.report_runner, self.disagree_runner, getattr(self.agreement_dialog, "runner", None)):
             if runner is not None:
                 runner.cancel()
 
@@ -145,23 +156,42 @@ class ReportsMenu:
         return self.disagreeing
 
     def filter_disagreements(self, on: bool) -> None:
-        """Show only the items on which annotators disagree (or every item again)."""
+        """Show only the items on which annotators disagree (or every item again); the items are
+        found in a worker for a database file (it compares every item two annotators worked on)."""
         for w in (self.disagree_action, self.disagree_box):
             w.blockSignals(True)
             w.setChecked(on)
             w.blockSignals(False)
+        if self.disagree_runner is not None:
+            self.disagree_runner.cancel()
         if not on:
             self.navigator.set_filter(DISAGREE_FILTER, None)
             return
-        items = set(self.disagreeing_items())
-        self.navigator.set_filter(DISAGREE_FILTER, lambda row, facts: row.item_id in items)
-        self.tell(f"{len(items)} items on which annotators disagree.")
+        path = self.database_where()
+        if path == ":memory:":
+            self._show_disagreements(self.disagreeing_items())
+            return
+        from desktop.ui.workers import Runner
+
+        self.disagree_runner = Runner(self)
+        self.disagree_runner.finished.connect(self._show_disagreements)
+        self.disagree_runner.failed.connect(lambda exc: self._error(f"Could not compare the annotators: {exc}"))
+        self.tell("Finding the items where annotators disagree…")
+        self.disagree_runner.start(disagreements_in_worker, path)
+
+    def _show_disagreements(self, items: list[str]) -> None:
+        self.disagreeing = list(items)
+        wanted = set(items)
+        self.navigator.set_filter(DISAGREE_FILTER, lambda row, facts: row.item_id in wanted)
+        self.tell(f"{len(wanted)} items on which annotators disagree.")
 
     def adjudicate_disagreements(self, start: str | None = None):
         """The Adjudicate dialog, fed the items with disagreements one after another."""
         from desktop.ui.adjudication_dialog import AdjudicationDialog
 
-        items = self.disagreeing_items()
+        # the filter's list when it is on (found in a worker), else found now
+        items = list(self.disagreeing) if self.disagree_action.isChecked() and self.disagreeing \
+            else self.disagreeing_items()
         if not items:
             self.tell("The annotators agree on every item: nothing to adjudicate.")
             return None
