@@ -227,6 +227,12 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     assert out_gui.read_bytes() == out_cli.read_bytes()
     b = _embrace_record(out_gui, item)["annotations"]["bases"]["b"]
     assert (b["start"], b["end"], b["text"]) == (137, 206, text[137:206])
+    # everyone's layers, gold not preferred: the command line's --everyone
+    every_gui, every_cli = tmp_path / "every-gui.csv", tmp_path / "every-cli.csv"
+    export.choose("csv", layer="*", path=str(every_gui))
+    qtbot.mouseClick(export.ok, Qt.LeftButton)
+    assert cli.main(["export", "csv", "--db", str(anna_db), "-o", str(every_cli), "--everyone"]) == 0
+    assert every_gui.read_bytes() == every_cli.read_bytes()
     export.close()
     window.close()
 
@@ -335,6 +341,11 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
         assert [float(x) for x in row["probs"].split()] == pytest.approx(p.probabilities, abs=1e-6)
         assert float(row["n_eff"]) == pytest.approx(2 ** float(row["entropy_bits"]))
     export.close()
+    window.close()
+    # the next session (no --model) uses the model directory chosen in this one
+    monkeypatch.delenv("MCQLENS_MODEL")
+    window = _open(qtbot, gui_db, settings)
+    assert window.model_dir() == str(TINY)
     window.close()
 
 
