@@ -406,3 +406,34 @@ def test_score_the_items_shown_scores_only_the_filtered_items(qtbot, tmp_path, s
     scored = {r.item_id for r in window.backend.items() if window.backend.store.predictions(r.item_id)}
     assert "0_1" in scored and scored <= {"0_1", window.current}  # the panel scores the open item itself
     window.close()
+
+
+def test_merge_a_colleagues_export_file_under_their_name(qtbot, tmp_path, settings):
+    """An export file names no annotator: "Their name" attributes its layers, as --annotator does."""
+    green = _green(3)
+    anna_db, bob_db, cli_db = tmp_path / "anna.db", tmp_path / "bob.db", tmp_path / "anna-cli.db"
+    for db, who in ((anna_db, "anna"), (bob_db, "bob")):
+        with Store.open(str(db), annotator=who) as store:
+            store.import_datasets(green, file=str(GREEN))
+    with Store.open(str(bob_db), annotator="bob") as store:
+        store.apply(Change("0_0", "span.add", {"role": BASIS, "alternative": 2, "start": 137, "end": 206}, "bob"))
+    bob_file = tmp_path / "bob.jsonl"
+    assert cli.main(["export", "embrace", "--db", str(bob_db), "-o", str(bob_file)]) == 0
+    shutil.copy(anna_db, cli_db)
+    window = _open(qtbot, anna_db, settings)
+    dialog = window.show_merge_dialog()
+    dialog.path.set_path(str(bob_file))
+    dialog.annotator.setText("bob")
+    qtbot.mouseClick(dialog.merge_button, Qt.LeftButton)
+    assert dialog.summary.text().startswith("Merged:"), dialog.summary.text()
+    assert cli.main(["merge", str(bob_file), "--db", str(cli_db), "--annotator", "bob"]) == 0
+
+    def layers(store):
+        return sorted((s.annotator, s.role, s.alternative, s.start, s.end) for r in store.items()
+                      for s in store.question(r.item_id).spans)
+
+    with Store.open(str(cli_db), create=False) as cli_store:
+        assert layers(window.backend.store) == layers(cli_store)
+    assert ("bob", BASIS, 2, 137, 206) in layers(window.backend.store)
+    dialog.close()
+    window.close()
