@@ -6,6 +6,9 @@ alternative, entropy, effective number of options and, when both standard and sh
 exist, the contextual mutual information).  Predictions are written in chunks, so an
 interrupted run keeps what it scored; the next run scores only the (question, format)
 pairs not yet stored for this model.
+
+`score_store` is that work as a function of an open store: the command runs it, and so
+does the window's Model → Score all… (in a worker thread, with Cancel).
 """
 from __future__ import annotations
 
@@ -91,19 +94,19 @@ def score_store(store, model, formats: list[str], source: str | None = None, ite
 
     chunk = chunk or CHUNK  # read at call time (a test sets the module's CHUNK)
     run = ScoreRun(model.id, list(formats))
-    rows_ = store.items(source=source)
+    listed = store.items(source=source)
     if items is not None:
         wanted = set(items)
-        rows_ = [r for r in rows_ if r.item_id in wanted]
+        listed = [r for r in listed if r.item_id in wanted]
     todo: dict[str, list[str]] = {}  # item_id -> formats to score
     stored: dict[str, dict] = {}
-    for row in rows_:
+    for row in listed:
         have = {p.input_format: p for p in store.predictions(row.item_id, model.id)}
         stored[row.item_id] = have
         missing = list(formats) if rescore else [f for f in formats if f not in have]
         if missing:
             todo[row.item_id] = missing
-    run.questions, run.to_score = len(rows_), len(todo)
+    run.questions, run.to_score = len(listed), len(todo)
     run.already = run.questions - run.to_score
     if on_start is not None:
         on_start(run)
@@ -112,7 +115,7 @@ def score_store(store, model, formats: list[str], source: str | None = None, ite
     total = sum(len(v) for v in todo.values())
     passages: dict[str, object] = {}
     questions = []
-    for row in rows_:
+    for row in listed:
         if row.item_id not in todo:
             continue
         if row.passage_id not in passages:
