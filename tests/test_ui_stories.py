@@ -338,7 +338,7 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
     assert len(table) == len(gui)
     for row in table:
         p = gui[(row["item_id"], row["model"], row["format"])]
-        assert [float(x) for x in row["probs"].split()] == pytest.approx(p.probabilities, abs=1e-6)
+        assert json.loads(row["probs"]) == pytest.approx(p.probabilities, abs=1e-12)
         assert float(row["n_eff"]) == pytest.approx(2 ** float(row["entropy_bits"]))
     export.close()
     window.close()

@@ -2,44 +2,31 @@
 
 One row per question, model and input format, with the columns
 `item_id, model, format, probs, predicted, entropy_bits, n_eff, mi_bits, evidence`.
-Everything comes from what `mcqlens score` (or the window) stored; a number the
-stored row lacks (an older row without entropy) is recomputed from its
-probabilities, and MI is left empty where the other format was never scored.
+Everything comes from what `mcqlens score` (or the window) stored, through
+`inference.prediction_table.rows_for` (N, H and MI recomputed from the stored
+probabilities; MI empty where the other format was never scored).
 """
 from __future__ import annotations
 
 import csv
-import math
 import os
 from pathlib import Path
 
 COLUMNS = ("item_id", "model", "format", "probs", "predicted", "entropy_bits", "n_eff", "mi_bits", "evidence")
 
 
-def _entropy_bits(probs: list[float]) -> float:
-    return -sum(p * math.log2(p) for p in probs if p > 0)
-
-
 def prediction_rows(store) -> list[dict]:
-    """The rows of the table, in the store's item order, then model and format."""
+    """The rows of the table, in the store's item order: `inference.prediction_table.rows_for`
+    (N, H and MI recomputed from the stored probabilities) plus the model's stored evidence."""
+    from inference.prediction_table import rows_for
+
     rows = []
     for item in store.items():
-        for p in sorted(store.predictions(item.item_id), key=lambda p: (p.model_id, p.input_format)):
-            probs = [float(x) for x in p.probabilities]
-            if not probs:
-                continue
-            h = p.extra.get("entropy_bits")
-            h = _entropy_bits(probs) if h is None else float(h)
-            n = p.extra.get("n_eff")
-            predicted = p.extra.get("predicted")
-            mi = p.extra.get("mi_bits")
-            rows.append({
-                "item_id": item.item_id, "model": p.model_id, "format": p.input_format,
-                "probs": " ".join(f"{x:.6f}" for x in probs),
-                "predicted": int(predicted) if predicted is not None else max(range(len(probs)), key=probs.__getitem__),
-                "entropy_bits": h, "n_eff": float(n) if n is not None else 2.0 ** h,
-                "mi_bits": "" if mi is None else float(mi), "evidence": p.evidence or "",
-            })
+        preds = store.predictions(item.item_id)
+        evidence = {(p.model_id, p.input_format): p.evidence or "" for p in preds}
+        for row in rows_for(item.item_id, preds):
+            row["evidence"] = evidence.get((row["model"], row["format"]), "")
+            rows.append(row)
     return rows
 
 
