@@ -174,6 +174,8 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
             text = store.passage(store.question(item).passage_id).text
             store.apply(Change(item, "span.add", {"role": BASIS, "alternative": 1, "start": span[0],
                                                   "end": span[1]}, who))
+            # and their evidence of 0_2 differs: a second item to adjudicate
+            store.apply(Change("0_2", "span.add", {"role": "evidence", "start": span[0], "end": span[1]}, who))
     shutil.copy(anna_db, cli_db)  # the command line merges the same data
     window = _open(qtbot, anna_db, settings)
     # File → Merge a colleague's work…
@@ -208,14 +210,19 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     agreement.close()
     # the navigator's "annotators disagree" filter shows it, and only the items with disagreements
     window.disagree_box.setChecked(True)  # found in a worker
-    qtbot.waitUntil(lambda: window.navigator.visible_items() == [item], timeout=30000)
-    assert window.disagree_action.isChecked() and window.disagreeing == [item]
+    qtbot.waitUntil(lambda: window.navigator.visible_items() == [item, "0_2"], timeout=30000)
+    assert window.disagree_action.isChecked() and window.disagreeing == [item, "0_2"]
     # Reports → Adjudicate the disagreements…: adopt bob's basis of B as gold
     dialog = window.adjudicate_disagreements()
-    assert dialog.item == item and dialog.queue == [item]
+    assert dialog.item == item and dialog.queue == [item, "0_2"]
     assert dialog.select("basis.1", "bob")
     qtbot.mouseClick(dialog.adopt_button, Qt.LeftButton)
     assert ("gold", 137, 206) in _basis_b(window.backend.store, item)
+    qtbot.mouseClick(dialog.next_button, Qt.LeftButton)  # the next disagreement, opened in the window too
+    assert dialog.item == "0_2" and window.current == "0_2" and dialog.fields() == ["evidence"]
+    assert not dialog.next_button.isEnabled() and dialog.position.text() == "2 of 2"
+    qtbot.mouseClick(dialog.previous_button, Qt.LeftButton)
+    assert dialog.item == item and window.current == item
     dialog.close()
     # File → Export… (gold where adjudicated): the gold basis, and the file the command line writes
     out_gui, out_cli = tmp_path / "gold-gui.jsonl", tmp_path / "gold-cli.jsonl"
