@@ -55,6 +55,7 @@ class ModelMenu:
                                                lambda: self.score_all(only_shown=True))
         menu.addSeparator()
         self.score_runner = None
+        self._score_when_loaded: bool | None = None  # Score all asked while the panel loads the model
         self.score_progress: QProgressDialog | None = None
         self.last_score_run = None
 
@@ -108,6 +109,20 @@ class ModelMenu:
         if not (Path(model_dir) / "card.json").is_file():
             self._error(f"No model in {model_dir}: choose one with Model → Choose the model directory….")
             return False
+        review = getattr(self, "model_review", None)
+        if (review is not None and review.worker.model is None and review.model_error is None
+                and Path(review.model_dir) == Path(model_dir)):
+            # The panel is loading this model: load it a second time only once that is done (two
+            # loads at once derive the same cached CPU graph through the same temporary file).
+            self.tell("Score all starts as soon as the model has loaded…")
+            first = self._score_when_loaded is None
+            self._score_when_loaded = only_shown
+            if first:  # slots of the window: queued onto this thread
+                review.worker.modelReady.connect(self._model_loaded_for_scoring)
+                review.worker.modelFailed.connect(self._model_loaded_for_scoring)
+            if review.worker.model is not None:  # it loaded while we were connecting
+                self._model_loaded_for_scoring(review.worker.model)
+            return True
         self.flush()
         items = self.navigator.visible_items() if only_shown else None
         from desktop.ui.workers import Runner
@@ -135,6 +150,18 @@ class ModelMenu:
         dialog.show()
         self.score_runner.start(score_in_worker, self.database_where(), model_dir, items, self._score_cancel)
         return True
+
+    def _model_loaded_for_scoring(self, _model_or_message) -> None:
+        """The panel's model has loaded (or failed to): the Score all asked for meanwhile starts."""
+        only_shown, self._score_when_loaded = self._score_when_loaded, None
+        worker = self.model_review.worker
+        for signal in (worker.modelReady, worker.modelFailed):
+            try:
+                signal.disconnect(self._model_loaded_for_scoring)
+            except (RuntimeError, TypeError):
+                pass
+        if only_shown is not None:
+            self.score_all(only_shown)
 
     def stop_scoring(self) -> None:
         """Cancel a Score all run (the window closes): what is stored stays."""
