@@ -23,7 +23,6 @@ from desktop.store import Store  # noqa: E402
 from desktop.ui import model_scoring as ms  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.scoring_worker import CHUNK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
@@ -106,8 +105,10 @@ def test_panel_fills_after_switching_items(qtbot, monkeypatch, green):
 
 
 @needs_model
-def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypatch, green):
-    window = _window(qtbot, monkeypatch, green, TINY)
+def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypatch, green, tmp_path):
+    """Model → Score all… (desktop/ui/menu_model.py) scores in a worker; cancel and resume:
+    tests/test_ui_stories.py."""
+    window = _window(qtbot, monkeypatch, green, TINY, db=tmp_path / "review.db")
     mr = window.model_review
     _wait_scored(qtbot, window, window.current)
     ticks: list[float] = []
@@ -116,17 +117,16 @@ def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypat
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     start = time.perf_counter()
-    assert mr.score_database()
+    assert window.score_all()
     n_questions = sum(1 for d in green for _ in d.questions())
     store = window.backend.store
-    # wait for the stored rows, not for the worker's flag: the worker clears `batch_running`
-    # before the GUI thread has stored the last chunk it sent
-    qtbot.waitUntil(lambda: mr._progress is None
+    # wait for the run's end and the stored rows, not for a worker's flag
+    qtbot.waitUntil(lambda: window.last_score_run is not None
                     and store.stats()["annotations"]["predictions"] == 2 * n_questions, timeout=120000)
     elapsed = time.perf_counter() - start
     timer.stop()
     assert store.stats()["annotations"]["predictions"] == 2 * n_questions
-    assert not mr.last_batch_message.startswith("Cancelled")
+    assert not window.last_score_run.cancelled
     # the GUI thread kept running its timer the whole time (no multi-second freeze)
     assert len(ticks) >= 5
     gaps = [b - a for a, b in zip([start, *ticks], [*ticks, start + elapsed])]
@@ -135,36 +135,6 @@ def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypat
     # limit: on a loaded machine every gap grows with the run)
     assert max(gaps) < elapsed / 2, f"longest pause of the event loop {max(gaps):.2f} s of {elapsed:.2f} s"
     print(f"scored {n_questions} items in {elapsed:.1f} s; {len(ticks)} ticks, longest gap {max(gaps) * 1000:.0f} ms")
-    _close(window)
-
-
-@needs_model
-def test_cancel_whole_database_keeps_what_was_scored(qtbot, monkeypatch, green):
-    window = _window(qtbot, monkeypatch, green, TINY)
-    mr = window.model_review
-    _wait_scored(qtbot, window, window.current)
-    # Cancel as soon as the first chunk is out (in the worker's thread, so the tiny model
-    # cannot finish everything before the click arrives).
-    fired: list[bool] = []
-
-    def cancel_once(*_):
-        if not fired:
-            fired.append(True)
-            mr.worker.cancel_batch()
-
-    mr.worker.batchChunk.connect(cancel_once, Qt.DirectConnection)
-    assert mr.score_database()
-    assert mr._progress is not None and mr._progress.isVisible()
-    qtbot.waitUntil(lambda: not mr.worker.batch_running and mr._progress is None, timeout=60000)
-    stored = window.backend.store.stats()["annotations"]["predictions"]
-    assert mr.last_batch_message.startswith("Cancelled")
-    # the first chunk's items (the current item was scored before) are kept, both formats each
-    assert stored == 2 * (CHUNK + 1)
-    # the menu can start it again and it finishes the rest
-    assert mr.score_database()
-    qtbot.waitUntil(lambda: not mr.worker.batch_running and mr._progress is None, timeout=120000)
-    n_questions = sum(1 for d in green for _ in d.questions())
-    assert window.backend.store.stats()["annotations"]["predictions"] == 2 * n_questions
     _close(window)
 
 
@@ -229,13 +199,12 @@ def test_reject_and_what_if_leave_the_item_untouched(qtbot, monkeypatch, green):
 
 def test_without_a_model_the_panel_says_why_and_the_window_works(qtbot, monkeypatch, green, tmp_path):
     missing = tmp_path / "no-model-here"
-    window = _window(qtbot, monkeypatch, green, missing)
+    window = _window(qtbot, monkeypatch, green, missing, db=tmp_path / "review.db")
     mr = window.model_review
     qtbot.waitUntil(lambda: mr.model_error is not None, timeout=10000)
     text = mr.panel.status.text()
     assert "No model" in text and str(missing) in text and "--model" in text
-    assert not mr.score_all_action.isEnabled()
-    assert mr.score_database() is False
+    assert window.score_all() is False and f"No model in {missing}" in window.last_error
     # everything else works: mark evidence, see it stored
     item = window.current
     window.passage.set_selection(0, 20)
@@ -247,12 +216,13 @@ def test_without_a_model_the_panel_says_why_and_the_window_works(qtbot, monkeypa
 
 
 @needs_model
-def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n(qtbot, monkeypatch, green):
-    window = _window(qtbot, monkeypatch, green, TINY)
+def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n(qtbot, monkeypatch, green,
+                                                                                 tmp_path):
+    window = _window(qtbot, monkeypatch, green, TINY, db=tmp_path / "review.db")
     mr = window.model_review
     _wait_scored(qtbot, window, window.current)
-    assert mr.score_database()
-    qtbot.waitUntil(lambda: not mr.worker.batch_running and mr._progress is None, timeout=120000)
+    assert window.score_all()
+    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=120000)
     store = window.backend.store
     # which items the stored probabilities flag, recomputed here from N = 2^H
     n_short, flagged = {}, set()

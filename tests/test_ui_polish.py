@@ -11,7 +11,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from desktop.ui.backend import Backend  # noqa: E402
-from desktop.ui.main_window import PROGRESS_STEPS, MainWindow  # noqa: E402
+from desktop.ui.main_window import MainWindow  # noqa: E402
+from desktop.ui.menu_file import PROGRESS_STEPS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBRACE = ROOT.parent / "shared" / "data" / "embrace"
@@ -97,9 +98,9 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
     window.import_runner.finished.connect(results.append)
     window.import_runner.failed.connect(results.append)
     stopped: list = []
-    from desktop.ui import main_window
+    from desktop.ui import menu_file
     from desktop.ui.workers import Cancelled
-    real_read = main_window.read_file
+    real_read = menu_file.read_file
 
     def read_and_watch(path, progress=None):
         def gated(*values):
@@ -113,14 +114,14 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
             stopped.append(path)
             raise
 
-    main_window.read_file = read_and_watch
+    menu_file.read_file = read_and_watch
     try:
         window.import_file(str(YELLOW))
         qtbot.waitUntil(lambda: not window.importing, timeout=30000)
         assert first_reports and first_reports[0] < 1
         qtbot.waitUntil(lambda: not window.import_runner.busy, timeout=30000)
     finally:
-        main_window.read_file = real_read
+        menu_file.read_file = real_read
     assert stopped == [str(YELLOW)]  # the reader stopped inside the file
     qtbot.wait(50)
     assert results == []  # neither a result nor an error reached the window

@@ -1,6 +1,7 @@
-"""`mcqlens export embrace|expmrc|race|csv|predictions --db DB -o OUT [--annotator NAME] [--force]`.
+"""`mcqlens export embrace|expmrc|race|csv|predictions --db DB -o OUT [--annotator NAME|--everyone] [--force]`.
 
 `predictions` writes the stored model predictions (`desktop.commands.export_predictions`).
+`export` is the one function behind the command and the window's File → Export….
 
 Writes go to a temporary file next to the target that is renamed into place, so a
 failed export never leaves half a file; an existing target is kept unless --force.
@@ -9,22 +10,27 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 KINDS = ("embrace", "expmrc", "race", "csv", "predictions")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table",
+    p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table, "
+                                      "or the stored model predictions",
                        description="Export stored items. Without edits, EMBRACE and ExpMRC exports reproduce "
                                    "the imported files.")
     p.add_argument("kind", choices=KINDS, help="output format")
     p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output file (race: .json list, .jsonl, or a folder of .txt files)")
-    p.add_argument("--annotator", default=None,
-                   help="export the imported annotations and NAME's (default: the adjudicated "
-                        "'gold' layer where it exists, else everyone's)")
+    layer = p.add_mutually_exclusive_group()
+    layer.add_argument("--annotator", default=None,
+                       help="export the imported annotations and NAME's (default: the adjudicated "
+                            "'gold' layer where it exists, else everyone's)")
+    layer.add_argument("--everyone", action="store_true",
+                       help="every annotator's layers, without preferring the adjudicated 'gold' layer")
     p.add_argument("--source", default=None,
                    help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
@@ -32,57 +38,91 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+@dataclass
+class ExportResult:
+    out: Path
+    kind: str
+    questions: int
+    files: int
+    renamed: list = field(default_factory=list)  # (passage id, file name) where an id is no safe file name
+
+    def summary(self) -> str:
+        return f"{self.out}: {self.questions} questions from {self.files} file(s) as {self.kind}"
+
+
 def run(args) -> int:
-    from desktop.domain.errors import McqLensError
-    from desktop.store import Store
-
-    from desktop.commands import paths
-
-    out = Path(args.output)
-    if not out.parent.is_dir():
-        raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
     if args.kind == "predictions":
         from desktop.commands import export_predictions
 
         return export_predictions.run(args)
-    if args.kind == "race" and not out.suffix:  # a folder of .txt files, replaced whole
-        paths.output_folder(out, args.force, export_suffix=".txt")
-    else:  # --force replaces a regular file, never a device, pipe, link or folder
-        paths.output_file(out, args.force)
-    # race and csv take every stored item (RACE is the common core of all sources)
-    source = args.source if args.source else (None if args.kind in ("csv", "race") else args.kind)
-    with Store.open(args.db, read_only=True) as store:
-        datasets = store.load_datasets(source=source, annotator=args.annotator, file=args.file)
-        # Adjudicated work wins: the writers prefer the gold layer field by field.
-        preferred = args.annotator or ("gold" if "gold" in store.annotators() else None)
-        if not datasets:
-            what = f"{source} items" if source else "items"
-            raise McqLensError(f"no {what} in {args.db}" + (f" from {args.file}" if args.file else ""))
-        # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
-                            else f".{out.name}_tmp{os.getpid()}")
-        renamed = None
-        try:
-            if args.kind == "csv":
-                frame = table(datasets, store, preferred, time_of=args.annotator)
-                frame.to_csv(tmp, index=False)
-            else:
-                renamed = _write(args.kind, datasets, tmp, preferred)
-            _replace(tmp, out)
-        except OSError as exc:
-            _remove(tmp)
-            raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
-        except BaseException:
-            _remove(tmp)
-            raise
-    n = sum(len(p.questions) for d in datasets for p in d.passages)
-    print(f"{out}: {n} questions from {len(datasets)} file(s) as {args.kind}")
-    if renamed:
-        first = ", ".join(f"{i!r} -> {name}" for i, name in renamed[:3])
-        print(f"note: {len(renamed)} passage id(s) are not safe or unique file names and were written under "
-              f"other names ({first}{', ...' if len(renamed) > 3 else ''}); the ids stay in the records; "
-              f"the list is in {out / 'ids.tsv'}")
+    with _open(args.db) as store:
+        result = export(store, args.kind, args.output, annotator=args.annotator, everyone=args.everyone,
+                        source=args.source, file=args.file, force=args.force)
+    print(result.summary())
+    if result.renamed:
+        first = ", ".join(f"{i!r} -> {name}" for i, name in result.renamed[:3])
+        print(f"note: {len(result.renamed)} passage id(s) are not safe or unique file names and were written under "
+              f"other names ({first}{', ...' if len(result.renamed) > 3 else ''}); the ids stay in the records; "
+              f"the list is in {result.out / 'ids.tsv'}")
     return 0
+
+
+def _open(db: str):
+    from desktop.store import Store
+
+    return Store.open(db, read_only=True)  # an export never writes to the database
+
+
+def export(store, kind: str, output, annotator: str | None = None, everyone: bool = False,
+           source: str | None = None, file: str | None = None, force: bool = False) -> ExportResult:
+    """Write `store`'s items as `kind` to `output` (what `mcqlens export` and File → Export… do).
+
+    Layers: `annotator` NAME: the imported annotations and NAME's; `everyone`: every
+    annotator's, the adjudicated `gold` layer not preferred; neither: `gold` where it
+    exists, else everyone's.  `source`: which stored source (default: embrace/expmrc
+    their own; race, csv: every item); `file`: only items imported from that file."""
+    from desktop.commands import paths
+    from desktop.domain.errors import McqLensError
+
+    if kind not in KINDS or kind == "predictions":
+        raise McqLensError(f"unknown export kind {kind!r}; one of {', '.join(k for k in KINDS if k != 'predictions')}")
+    out = Path(output)
+    if not out.parent.is_dir():
+        raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
+    if kind == "race" and not out.suffix:  # a folder of .txt files, replaced whole
+        paths.output_folder(out, force, export_suffix=".txt")
+    else:  # force replaces a regular file, never a device, pipe, link or folder
+        paths.output_file(out, force)
+    # race and csv take every stored item (RACE is the common core of all sources)
+    source = source if source else (None if kind in ("csv", "race") else kind)
+    datasets = store.load_datasets(source=source, annotator=annotator, file=file)
+    # Adjudicated work wins: the writers prefer the gold layer field by field.
+    if everyone:
+        preferred = None
+    else:
+        preferred = annotator or ("gold" if "gold" in store.annotators() else None)
+    if not datasets:
+        what = f"{source} items" if source else "items"
+        raise McqLensError(f"no {what} in {store.path}" + (f" from {file}" if file else ""))
+    # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
+                        else f".{out.name}_tmp{os.getpid()}")
+    renamed = None
+    try:
+        if kind == "csv":
+            frame = table(datasets, store, preferred, time_of=annotator)
+            frame.to_csv(tmp, index=False)
+        else:
+            renamed = _write(kind, datasets, tmp, preferred)
+        _replace(tmp, out)
+    except OSError as exc:
+        _remove(tmp)
+        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
+    except BaseException:
+        _remove(tmp)
+        raise
+    n = sum(len(p.questions) for d in datasets for p in d.passages)
+    return ExportResult(out, kind, n, len(datasets), renamed or [])
 
 
 def _write(kind: str, datasets, path: Path, annotator: str | None):

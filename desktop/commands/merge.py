@@ -347,6 +347,46 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def read_incoming(other: str, annotator: str | None = None) -> tuple[list[Dataset], Incoming]:
+    """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers."""
+    from desktop.domain.errors import StoreError
+
+    if not Path(other).exists():
+        raise StoreError(f"{other}: no such file")
+    from desktop.commands import paths
+
+    paths.input_file(other, folders=True)  # a pipe or device would block the merge forever
+    datasets, notes = read_other(other)
+    if annotator:
+        _rename(datasets, annotator)
+        _rename_incoming(notes, annotator)
+    return datasets, notes
+
+
+def merge_incoming(store, datasets: list[Dataset], notes: Incoming, label: str, dry_run: bool = False) -> MergePlan:
+    return plan_merge(store, datasets, label, notes) if dry_run else merge(store, datasets, label, notes)
+
+
+def merge_file(store, other: str, annotator: str | None = None, label: str | None = None,
+               dry_run: bool = False) -> MergePlan:
+    """Merge OTHER (another store or an export file) into `store`; with `dry_run`, only plan it.
+
+    What `mcqlens merge` and the window's File → Merge a colleague's work… do: the
+    conflicts are kept as `<annotator>@<label>` layers (label: OTHER's file name)."""
+    from desktop.domain.errors import StoreError
+
+    if store.path != ":memory:" and Path(other).resolve() == Path(store.path).resolve():
+        raise StoreError(f"{other}: cannot merge a store into itself")
+    datasets, notes = read_incoming(other, annotator)
+    return merge_incoming(store, datasets, notes, label or Path(other).stem, dry_run)
+
+
+def summary(plan: MergePlan, dry_run: bool = False) -> str:
+    verb = "would add" if dry_run else "added"
+    return (f"{verb} {len(plan.new_items)} items and {len(plan.changes)} annotations; "
+            f"{plan.unchanged_layers} layers already present; {len(plan.conflicts)} conflicts kept side by side")
+
+
 def run(args) -> int:
     from desktop.domain.errors import StoreError
     from desktop.store import Store
@@ -360,20 +400,13 @@ def run(args) -> int:
         raise StoreError(f"{args.other}: cannot merge a store into itself")
     if args.conflicts:  # checked before the merge is committed, not after
         paths.output_file(args.conflicts)
-    datasets, notes = read_other(args.other)
-    if args.annotator:
-        _rename(datasets, args.annotator)
-        _rename_incoming(notes, args.annotator)
-    label = args.label or Path(args.other).stem
+    datasets, notes = read_incoming(args.other, args.annotator)  # a bad file: the store is not even opened
     store = Store.open(args.db, read_only=args.dry_run)  # --dry-run writes nothing, anywhere
     try:
-        plan = (plan_merge(store, datasets, label, notes) if args.dry_run
-                else merge(store, datasets, label, notes))
+        plan = merge_incoming(store, datasets, notes, args.label or Path(args.other).stem, args.dry_run)
     finally:
         store.close()
-    verb = "would add" if args.dry_run else "added"
-    print(f"{verb} {len(plan.new_items)} items and {len(plan.changes)} annotations; "
-          f"{plan.unchanged_layers} layers already present; {len(plan.conflicts)} conflicts kept side by side")
+    print(summary(plan, args.dry_run))
     for c in plan.conflicts:
         print(f"conflict: item {c.item}, {c.field}, annotator {c.annotator}: ours {json.dumps(c.ours)} / "
               f"theirs {json.dumps(c.theirs)} kept as {c.kept_as}")

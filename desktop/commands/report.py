@@ -17,10 +17,25 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def corpus_report(store, out: str, source: str | None = None, annotator: str | None = None) -> dict:
+    """Write the corpus report of `store` into folder `out`; returns write_report's summary
+    (what `mcqlens report` and the window's Reports → Report… do)."""
     from desktop.domain.errors import StoreError
     from desktop.reports.corpus_items import tables_from_store
-    from desktop.reports.corpus_report import mode_text, write_report
+    from desktop.reports.corpus_report import write_report
+
+    tables = tables_from_store(store, source=source, annotator=annotator)
+    if not len(tables.items):
+        raise StoreError(f"{store.path}: no questions to report on")
+    try:
+        return write_report(tables, out)
+    except OSError as exc:
+        raise StoreError(f"{out}: cannot write the report ({exc.strerror or exc})") from exc
+
+
+def run(args) -> int:
+    from desktop.domain.errors import StoreError
+    from desktop.reports.corpus_report import mode_text
     from desktop.store import Store
 
     from desktop.commands import paths
@@ -29,13 +44,7 @@ def run(args) -> int:
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later
     with Store.open(args.db, read_only=True) as store:
-        tables = tables_from_store(store, source=args.source, annotator=args.annotator)
-    if not len(tables.items):
-        raise StoreError(f"{args.db}: no questions to report on")
-    try:
-        summary = write_report(tables, args.out)
-    except OSError as exc:
-        raise StoreError(f"{args.out}: cannot write the report ({exc.strerror or exc})") from exc
+        summary = corpus_report(store, args.out, args.source, args.annotator)
     ev = summary["evaluated"]
     print(f"{summary['items']} items, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
           f"evaluated (continuous) n={ev['n']}"

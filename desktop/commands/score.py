@@ -7,11 +7,16 @@ exist, the contextual mutual information; the standard row carries the model's e
 The rows are `inference.score`'s: the window stores and shows the very same ones.  Predictions are written in chunks, so an
 interrupted run keeps what it scored; the next run scores only the (question, format)
 pairs not yet stored for this model.
+
+`score_store` is that work as a function of an open store: the command runs it, and so
+does the window's Model → Score all… (in a worker thread, with Cancel).
 """
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
 CHUNK = 256  # questions per store transaction: an interruption loses at most this much
@@ -52,6 +57,108 @@ def _formats(arg: str | None, served: list[str]) -> list[str]:
     return wanted
 
 
+@dataclass
+class ScoreRun:
+    """What one scoring run did: questions considered, already scored, scored now, rows stored."""
+
+    model_id: str
+    formats: list[str]
+    questions: int = 0
+    already: int = 0
+    to_score: int = 0
+    scored: int = 0
+    stored: int = 0
+    cancelled: bool = False
+    in_sample: int = 0  # scored by a model that trained on them (no out-of-fold answer applied)
+
+    def summary(self) -> str:
+        head = (f"{self.questions} questions, {self.already} already scored by {self.model_id}; "
+                f"{self.to_score} to score in {', '.join(self.formats)}")
+        if self.cancelled:
+            return f"{head}; cancelled after {self.scored} (kept: run again to go on)"
+        return f"{head}; scored {self.scored}, stored {self.stored} predictions"
+
+
+def score_store(store, model, formats: list[str], source: str | None = None, items: list[str] | None = None,
+                rescore: bool = False, progress: Callable[[int, int], None] | None = None,
+                cancel: Callable[[], bool] | None = None, on_start: Callable[[ScoreRun], None] | None = None,
+                on_chunk: Callable[[ScoreRun], None] | None = None, chunk: int | None = None) -> ScoreRun:
+    """Score the stored questions (of `source`, or only `items`) with `model` and store the
+    predictions, one transaction per `chunk` questions; what `mcqlens score` and the window's
+    Model → Score all… do.
+
+    Resumable: (question, format) pairs this model already has are skipped unless
+    `rescore`.  `progress(done, total)` counts scores (questions × formats);
+    `cancel()` turning true stops after the batch in flight, keeping every chunk stored;
+    `on_start(run)` once the questions to score are known, `on_chunk(run)` after each
+    stored chunk."""
+    import inference
+
+    chunk = chunk or CHUNK  # read at call time (a test sets the module's CHUNK)
+    run = ScoreRun(model.id, list(formats))
+    listed = store.items(source=source)
+    if items is not None:
+        wanted = set(items)
+        listed = [r for r in listed if r.item_id in wanted]
+    todo: dict[str, list[str]] = {}  # item_id -> formats to score
+    stored: dict[str, dict] = {}
+    for row in listed:
+        have = {p.input_format: p for p in store.predictions(row.item_id, model.id)}
+        stored[row.item_id] = have
+        missing = list(formats) if rescore else [f for f in formats if f not in have]
+        if missing:
+            todo[row.item_id] = missing
+    run.questions, run.to_score = len(listed), len(todo)
+    run.already = run.questions - run.to_score
+    if on_start is not None:
+        on_start(run)
+    if not todo:
+        return run
+    total = sum(len(v) for v in todo.values())
+    passages: dict[str, object] = {}
+    questions = []
+    for row in listed:
+        if row.item_id not in todo:
+            continue
+        if row.passage_id not in passages:
+            passages[row.passage_id] = store.passage(row.passage_id)
+        by_id = {q.id: q for q in passages[row.passage_id].questions}
+        if row.item_id in by_id:
+            questions.append(by_id[row.item_id])
+    done_before = [0]
+
+    def step(done, _total):
+        if progress is not None:
+            progress(done_before[0] + done, total)
+
+    for start in range(0, len(questions), chunk):
+        if cancel is not None and cancel():
+            run.cancelled = True
+            break
+        part = questions[start:start + chunk]
+        rows = []
+        # questions needing the same formats are scored together
+        groups: dict[tuple, list] = {}
+        for q in part:
+            groups.setdefault(tuple(todo[q.id]), []).append(q)
+        scored_ids = set()
+        for fmts, qs in groups.items():
+            results = inference.score(model, qs, passages, list(fmts), progress=step, cancel=cancel)
+            for r in results:
+                rows.extend(_rows(r, stored.get(r.item_id, {})))
+                scored_ids.add(r.item_id)
+                run.in_sample += any(f.in_sample for f in r.formats.values())
+            done_before[0] += len(results) * len(fmts)
+        run.stored += store.add_predictions(rows)
+        run.scored += len(scored_ids)
+        if on_chunk is not None:
+            on_chunk(run)
+        if len(scored_ids) < len(part):  # cancelled inside the chunk: what finished is stored
+            run.cancelled = True
+            break
+    return run
+
+
 def run(args) -> int:
     import inference
     from desktop.domain.errors import ModelError
@@ -68,55 +175,33 @@ def run(args) -> int:
     formats = _formats(args.formats, model.formats)
 
     with Store.open(args.db, create=False) as store:
-        items = store.items(source=args.source)
-        todo: dict[str, list[str]] = {}  # item_id -> formats to score
-        stored: dict[str, dict] = {}
-        for row in items:
-            have = {p.input_format: p for p in store.predictions(row.item_id, model.id)}
-            stored[row.item_id] = have
-            missing = formats if args.rescore else [f for f in formats if f not in have]
-            if missing:
-                todo[row.item_id] = missing
-        total = sum(len(v) for v in todo.values())
-        print(f"{len(items)} questions, {len(items) - len(todo)} already scored by {model.id}; "
-              f"{len(todo)} to score in {', '.join(formats)}", file=sys.stderr)
-        if not todo:
-            return 0
-        bar = _bar(total, args.no_progress)
-        passages: dict[str, object] = {}
-        questions = []
-        for row in items:
-            if row.item_id not in todo:
-                continue
-            if row.passage_id not in passages:
-                passages[row.passage_id] = store.passage(row.passage_id)
-            by_id = {q.id: q for q in passages[row.passage_id].questions}
-            if row.item_id in by_id:
-                questions.append(by_id[row.item_id])
-        written, in_sample = 0, 0
+        bar, last = [None], [0]
+
+        def start(run):
+            print(f"{run.questions} questions, {run.already} already scored by {model.id}; "
+                  f"{run.to_score} to score in {', '.join(formats)}", file=sys.stderr)
+
+        def progress(done, total):
+            if bar[0] is None:
+                bar[0] = _bar(total, args.no_progress)
+            bar[0].update(done - last[0])
+            last[0] = done
+
+        def chunk_done(run):
+            if (bar[0] is None or isinstance(bar[0], _NoBar)) and not args.no_progress:
+                print(f"scored {run.scored}/{run.to_score} questions", file=sys.stderr, flush=True)
+
         try:
-            for start in range(0, len(questions), CHUNK):
-                chunk = questions[start:start + CHUNK]
-                rows = []
-                # questions needing the same formats are scored together
-                groups: dict[tuple, list] = {}
-                for q in chunk:
-                    groups.setdefault(tuple(todo[q.id]), []).append(q)
-                for fmts, qs in groups.items():
-                    for r in inference.score(model, qs, passages, list(fmts),
-                                             progress=_advance(bar)):
-                        rows.extend(_rows(r, stored.get(r.item_id, {})))
-                        in_sample += any(f.in_sample for f in r.formats.values())
-                written += store.add_predictions(rows)
-                if isinstance(bar, _NoBar) and not args.no_progress:
-                    print(f"scored {min(start + CHUNK, len(questions))}/{len(questions)} questions",
-                          file=sys.stderr, flush=True)
+            run = score_store(store, model, formats, source=args.source, rescore=args.rescore,
+                              progress=progress, on_start=start, on_chunk=chunk_done)
         finally:
-            bar.close()
-        print(f"stored {written} predictions of {model.id}", file=sys.stderr)
-        if in_sample:
+            if bar[0] is not None:
+                bar[0].close()
+        if run.to_score:
+            print(f"stored {run.stored} predictions of {model.id}", file=sys.stderr)
+        if run.in_sample:
             # edited copies of items the model trained on: no out-of-fold answer applies
-            print(f"note: {in_sample} questions are in-sample (the model trained on them before they were "
+            print(f"note: {run.in_sample} questions are in-sample (the model trained on them before they were "
                   "edited); their rows say so (extra.in_sample) and the window shows it", file=sys.stderr)
     return 0
 
@@ -154,13 +239,3 @@ def _bar(total: int, quiet: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, unit="scores", file=sys.stderr)
-
-
-def _advance(bar):
-    last = [0]
-
-    def step(done, total):
-        bar.update(done - last[0])
-        last[0] = done
-
-    return step

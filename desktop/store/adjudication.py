@@ -75,3 +75,28 @@ def gold_history(store, item: str) -> list:
     """The history rows of `gold` on `item`, oldest first."""
     from desktop.domain.agreement import GOLD
     return [h for h in store.history(item) if h.annotator == GOLD]
+
+
+def disagreeing_items(store, source: str | None = None) -> list[dict]:
+    """The items on which annotators disagree, in import order: [{item, fields, open}] where
+    `fields` are the fields they differ on and `open` those not adjudicated yet.
+
+    Only items that two or more annotators (gold aside) worked on are compared: one
+    query finds them, then each is compared as the Adjudicate dialog compares it."""
+    from desktop.domain.agreement import GOLD
+
+    # Every per-annotator table; ids of items where two annotators left something.
+    sql = ("SELECT question_id FROM (" + " UNION ".join(
+        f"SELECT question_id, annotator FROM {t}" for t in
+        ("spans", "assessments", "problems", "comments", "answerability", "notes"))
+        + ") WHERE annotator != ? GROUP BY question_id HAVING COUNT(DISTINCT annotator) >= 2")
+    candidates = {r[0] for r in store.db().conn.execute(sql, (GOLD,))}
+    out = []
+    for row in store.items(source=source):
+        if row.item_id not in candidates:
+            continue
+        found = item_disagreements(store, row.item_id)
+        if found:
+            out.append({"item": row.item_id, "fields": [d["field"] for d in found],
+                        "open": [d["field"] for d in found if not d["adjudicated"]]})
+    return out

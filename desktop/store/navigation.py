@@ -109,6 +109,9 @@ def search_where(text: str) -> tuple[str, list]:
 
 # ---------------------------------------------------------------- the navigator's query
 
+IDS_PREFIX = "ids:"  # ItemQuery.filters names for id sets that no combo box shows
+
+
 @dataclass
 class ItemQuery:
     """What the navigator shows: active filters (name -> chosen value), search text, order."""
@@ -225,6 +228,10 @@ class Navigation:
         self.annotator = query.annotator  # filters about "another annotator" read it
         clauses, params = [], []
         for name, value in query.filters.items():
+            if name.startswith(IDS_PREFIX):  # a set of ids the window put (Navigator.set_filter_ids)
+                clauses.append("q.rowid IN (SELECT qrowid FROM temp.filter_ids WHERE name = ?)")
+                params.append(name)
+                continue
             spec = item_filters.FILTERS.get(name)
             if spec is None or value is None:
                 continue

@@ -87,6 +87,7 @@ class AdjudicationDialog(QDialog):
     """Disagreements of `item` in a table; Adopt or Save as gold write the `gold` layer."""
 
     adjudicated = Signal(str)  # the item, after every gold edit
+    itemShown = Signal(str)  # the item, when the dialog moves to another (next / previous disagreement)
 
     def __init__(self, store, item: str, passage_text: str = "", parent=None):
         super().__init__(parent)
@@ -94,6 +95,7 @@ class AdjudicationDialog(QDialog):
         self.text = passage_text or store.passage(store.question(item).passage_id).text
         self.rows: list[dict] = []
         self.columns: list[str] = []
+        self.queue: list[str] = []  # items to adjudicate one after another (Reports menu)
         self.setWindowTitle(f"Adjudicate — {item}")
         self.resize(1200, 720)
 
@@ -119,6 +121,21 @@ class AdjudicationDialog(QDialog):
         self.save_button.clicked.connect(self.save_edited)
         close = QPushButton("Close")
         close.clicked.connect(self.close)
+        # one disagreement after another (set_queue); hidden for a single item
+        self.previous_button = QPushButton("◀ Previous disagreement")
+        self.previous_button.clicked.connect(lambda: self.step(-1))
+        self.next_button = QPushButton("Next disagreement ▶")
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.position = QLabel("")
+        for w, name, what in ((self.previous_button, "Previous disagreement",
+                               "Go to the previous item on which the annotators disagree"),
+                              (self.next_button, "Next disagreement",
+                               "Go to the next item on which the annotators disagree"),
+                              (self.position, "Position", "Which of the items with disagreements this is"),
+                              (close, "Close", "Close the adjudication")):
+            w.setAccessibleName(name)
+            w.setAccessibleDescription(what)
+            w.setVisible(w is close)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.history = QLabel("")
@@ -130,6 +147,9 @@ class AdjudicationDialog(QDialog):
         buttons.addWidget(self.adopt_button)
         buttons.addWidget(self.save_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.previous_button)
+        buttons.addWidget(self.position)
+        buttons.addWidget(self.next_button)
         buttons.addWidget(close)
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
@@ -149,6 +169,47 @@ class AdjudicationDialog(QDialog):
         lay.addWidget(self.heading)
         lay.addWidget(split, 1)
         self.reload()
+
+    # ---- one item after another ---------------------------------------------------------
+    def set_queue(self, items: list[str]) -> None:
+        """Adjudicate `items` one after another (Previous / Next disagreement)."""
+        self.queue = list(items)
+        for w in (self.previous_button, self.next_button, self.position):
+            w.setVisible(bool(self.queue))
+        self._show_position()
+
+    def show_item(self, item: str) -> None:
+        if item == self.item:
+            return
+        self.item = item
+        self.text = self.store.passage(self.store.question(item).passage_id).text
+        self.setWindowTitle(f"Adjudicate — {item}")
+        self.table.clearSelection()
+        self.table.setCurrentCell(-1, -1)
+        self.message.setText("")
+        self.reload()
+        self._show_position()
+        self.itemShown.emit(item)
+
+    def step(self, delta: int) -> str | None:
+        """Move to the next (1) or previous (-1) item of the queue; returns it (None at an end)."""
+        if not self.queue:
+            return None
+        i = self.queue.index(self.item) if self.item in self.queue else -1
+        j = i + delta if i >= 0 else (0 if delta > 0 else len(self.queue) - 1)
+        if not 0 <= j < len(self.queue):
+            self.message.setText("This is the " + ("last" if delta > 0 else "first") + " item with disagreements.")
+            return None
+        self.show_item(self.queue[j])
+        return self.item
+
+    def _show_position(self) -> None:
+        if not self.queue:
+            return
+        i = self.queue.index(self.item) if self.item in self.queue else -1
+        self.position.setText(f"{i + 1} of {len(self.queue)}" if i >= 0 else f"{len(self.queue)} items")
+        self.previous_button.setEnabled(i != 0)
+        self.next_button.setEnabled(i < len(self.queue) - 1)
 
     # ---- content ---------------------------------------------------------------------
     def reload(self) -> None:

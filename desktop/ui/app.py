@@ -64,6 +64,9 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     name = annotator_name(default_annotator(), annotator, s, ask=screenshot is None)
     # a screenshot changes nothing: the database is opened read-only (no predictions, no history)
     backend = Backend.open(db, annotator=name, read_only=screenshot is not None)
+    if screenshot is None:
+        from desktop.ui.menu_file import remember_database
+        remember_database(s, db)  # File → Open recent lists it
     try:
         # before the window starts its threads (the model panel loads the model in one)
         if item and backend.item_row(item) is None:

@@ -1,5 +1,18 @@
 """The workbench window: navigator | passage and question | difficulty, problems, comments.
 
+The window reads like its menus; each menu's work lives in a module named after it:
+
+| menu | module |
+| --- | --- |
+| File (new, open, recent, import, export, merge) | `menu_file.py` (dialogs: `export_dialog.py`, `merge_dialog.py`) |
+| Edit (undo, redo) | `menu_edit.py`; every edit itself: `editing.py` |
+| Mark (and the mark bar) | `menu_mark.py` |
+| Go (next, previous, unfinished) | `menu_go.py` |
+| Annotators (layers, adjudicate) | `layers.py`, `adjudication_dialog.py` |
+| Model (model directory, score all; the panel) | `menu_model.py`, `model_panel.py` |
+| Reports (report, agreement, disagreements) | `menu_reports.py`, `agreement_dialog.py` |
+| Help | `menu_help.py` |
+
 Every edit becomes one `store.apply(Change)` the moment it is made; the status
 bar says "saved" only after the store has committed it.  Reading files and
 computing the navigator's facts happen in worker threads; the GUI thread alone
@@ -8,37 +21,38 @@ writes to the store.
 from __future__ import annotations
 
 import html
-import os
-import time
-from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSizePolicy,
-    QSplitter,
-    QStackedWidget, QTabWidget, QToolButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
+    QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.errors import McqLensError
-from desktop.store.conflicts import StaleEditError
-from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
-from desktop.ui import colors, main_thread_gc
-from desktop.ui.backend import Backend, ItemState, question_facts, read_file
+from desktop.domain.model import BASIS, Dataset, Passage
+from desktop.ui import main_thread_gc
+from desktop.ui.backend import Backend, ItemState, question_facts
 from desktop.ui.comments_panel import CommentsPanel
+from desktop.ui.dialog_kit import system_path_chooser
 from desktop.ui.difficulty_form import DifficultyForm
+from desktop.ui.editing import Editing
+from desktop.ui.menu_edit import EditMenu
+from desktop.ui.menu_file import FileMenu
+from desktop.ui.menu_go import GoMenu
+from desktop.ui.menu_help import HelpMenu
+from desktop.ui.menu_mark import MarkMenu
+from desktop.ui.menu_model import ModelMenu
+from desktop.ui.menu_reports import ReportsMenu
 from desktop.ui.navigator import Navigator
-from desktop.ui.other_windows import ChangeWatcher, ConflictBanner, describe, when
+from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
 from desktop.ui.workers import Runner
 
-PROGRESS_STEPS = 1000  # the import bar's resolution
-IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
 
-
-class MainWindow(QMainWindow):
+class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
     def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True):
         super().__init__()
         # before any worker thread starts: cycles are collected on this thread only
@@ -51,12 +65,18 @@ class MainWindow(QMainWindow):
         self.last_message: str = ""
         self.last_error: str = ""
         self.importing = False
+        self.owns_backend = False  # a window opened by File → Open closes its database itself
+        self.replaced_by = None  # the window that took this one's place (File → Open)
+        self.path_chooser = system_path_chooser  # tests give a function that returns their path
         self._want_facts = facts
-        self.setWindowTitle(f"MCQ Lens — {backend.path}")
         self._build()
         self._build_menus()
         from desktop.ui.layers import install_annotators_menu
         self.layers = install_annotators_menu(self)  # Annotators menu; filters the passage's spans by annotator
+        self._build_model_menu()  # before the panel, which adds its actions to it
+        self._build_reports_menu()
+        self._build_help_menu()
+        self._show_database()
         self.facts_runner = Runner(self)
         self.facts_runner.finished.connect(self._facts_ready)
         self.import_runner = Runner(self)
@@ -66,7 +86,8 @@ class MainWindow(QMainWindow):
         self.import_runner.failed.connect(self._import_failed)
         self._progress: QProgressDialog | None = None
         from desktop.ui.model_panel import install as install_model_review
-        self.model_review = install_model_review(self)  # model panel, Model menu; None if it cannot start
+        # model panel (its actions join the Model menu); None if it cannot start
+        self.model_review = install_model_review(self, self.remembered_model_dir())
         self.reload_items()
         self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
         self.watcher.start_from_now()
@@ -84,33 +105,7 @@ class MainWindow(QMainWindow):
         self.question_view = QuestionView()
         self.question_view.basisRequested.connect(lambda i: self._mark_button(BASIS, i))
 
-        toolbar = QHBoxLayout()
-        toolbar.setContentsMargins(0, 0, 0, 0)
-        toolbar.addWidget(QLabel("Mark:"))
-        ev = QPushButton("Evidence (E)")
-        ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
-        ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
-        req = QPushButton("Required ¶ (P)")
-        req.setToolTip("Mark the paragraphs of the selection as required paragraphs")
-        req.setStyleSheet(f"QPushButton {{ border-left: 6px solid {colors.REQUIRED_HEX}; padding: 3px 8px; }}")
-        req.clicked.connect(lambda: self._mark_button(REQUIRED))
-        self._basis_buttons = QHBoxLayout()
-        self.remove_button = QPushButton("Remove (Del)")
-        self.remove_button.setToolTip("Remove the selected span")
-        self.remove_button.setEnabled(False)
-        self.remove_button.clicked.connect(self._remove_selected)
-        for b in (ev, req, self.remove_button):
-            b.setFocusPolicy(Qt.NoFocus)
-        toolbar.addWidget(ev)
-        toolbar.addLayout(self._basis_buttons)
-        toolbar.addWidget(req)
-        toolbar.addStretch(1)
-        self.span_info = QLabel()
-        self.span_info.setStyleSheet("color: #444;")
-        self.span_info.setMinimumWidth(10)
-        self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        toolbar.addWidget(self.span_info)
-        toolbar.addWidget(self.remove_button)
+        toolbar = self._build_mark_bar()
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -159,10 +154,14 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.pages)
 
         self.save_label = QLabel("")
-        self.annotator_label = QLabel(f"annotator: <b>{self.backend.annotator}</b>")
+        self.annotator_label = QLabel(f"annotator: <b>{html.escape(self.backend.annotator)}</b>")
+        self.database_label = QLabel()
+        self.database_label.setAccessibleName("Database")
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
+        self.statusBar().addPermanentWidget(self.database_label)
         self.resize(1580, 960)
+
 
     def _welcome_page(self) -> QWidget:
         page = QWidget()
@@ -191,38 +190,33 @@ class MainWindow(QMainWindow):
         lay.addStretch(2)
         return page
 
-    def _build_menus(self) -> None:
-        def action(menu, text, slot, keys=()):
-            a = QAction(text, self)
-            if keys:
-                a.setShortcuts([QKeySequence(k) for k in keys])
-                a.setShortcutContext(Qt.WindowShortcut)
-            a.triggered.connect(slot)
-            menu.addAction(a)
-            return a
 
-        file_menu = self.menuBar().addMenu("&File")
-        action(file_menu, "&Import…", lambda: self.choose_import(), [QKeySequence.Open])
-        action(file_menu, "Import a &folder…", lambda: self.choose_import(folder=True))
-        action(file_menu, "Load the &demo items", self.load_demo)
-        file_menu.addSeparator()
-        action(file_menu, "&Quit", self.close, [QKeySequence.Quit])
-        edit_menu = self.menuBar().addMenu("&Edit")
-        self.undo_action = action(edit_menu, "&Undo", self.undo, ["Ctrl+Z"])
-        self.redo_action = action(edit_menu, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
-        mark = self.menuBar().addMenu("&Mark")
-        # The letter keys act in the passage view only, so typing a comment never marks text.
-        action(mark, "Evidence\tE", lambda: self._mark_button(EVIDENCE))
-        for i in range(4):
-            action(mark, f"Basis of {letter(i)}\t{i + 1}", lambda _=False, i=i: self._mark_button(BASIS, i))
-        action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
-        action(mark, "Remove the selected span\tDel", self._remove_selected)
-        go = self.menuBar().addMenu("&Go")
-        action(go, "&Next item", self.next_item, ["Alt+Down"])
-        action(go, "&Previous item", self.previous_item, ["Alt+Up"])
-        action(go, "Next &unfinished item", self.next_unfinished, ["Ctrl+J"])
-        action(go, "Mark &done, go to next unfinished", self.done_and_next, ["Ctrl+Return", "Ctrl+Enter"])
-        action(go, "&Search", lambda: self.navigator.search.setFocus(), [QKeySequence.Find])
+    def _build_menus(self) -> None:
+        self._build_file_menu(self._action)
+        self._build_edit_menu(self._action)
+        self._build_mark_menu(self._action)
+        self._build_go_menu(self._action)
+
+    def _action(self, menu, text, slot, keys=()) -> QAction:
+        a = QAction(text, self)
+        if keys:
+            a.setShortcuts([QKeySequence(k) for k in keys])
+            a.setShortcutContext(Qt.WindowShortcut)
+        a.triggered.connect(slot)
+        menu.addAction(a)
+        return a
+
+    def _show_database(self) -> None:
+        """The title bar names the database; the status bar says where it is."""
+        where = self.database_where()
+        self.database_label.setText(f"database: {html.escape(where)}")
+        self.database_label.setToolTip(where)
+        self.database_label.setAccessibleDescription(f"The database file: {where}")
+        self.setWindowFilePath(where if where != ":memory:" else "")
+        self._set_title()
+
+    def _set_title(self, item: str | None = None) -> None:
+        self.setWindowTitle(" — ".join(x for x in (self.database_name(), item, "MCQ Lens") if x))
 
     # ================================================================ items
     def reload_items(self, select: str | None = None) -> None:
@@ -292,267 +286,10 @@ class MainWindow(QMainWindow):
         self.problems.set_suggestions(pending(q, st.passage_text))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
         self.comments.set_time_on_item(st.time_on_item)
-        self.setWindowTitle(f"MCQ Lens — {q.id} — {self.backend.path}")
+        self._set_title(q.id)
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
 
-    def _basis_button_row(self, n: int) -> None:
-        if self._basis_buttons.count() == n:
-            return
-        while self._basis_buttons.count():
-            w = self._basis_buttons.takeAt(0).widget()
-            if w is not None:
-                w.deleteLater()
-        for i in range(n):
-            b = QToolButton()
-            b.setText(f"{letter(i)} ({i + 1})")
-            b.setToolTip(f"Basis of alternative {letter(i)}")
-            b.setStyleSheet(f"QToolButton {{ background: {colors.alternative_hex(i)}; color: white;"
-                            " font-weight: bold; border-radius: 3px; padding: 3px 6px; }")
-            b.setFocusPolicy(Qt.NoFocus)
-            b.clicked.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
-            self._basis_buttons.addWidget(b)
-
-    # ================================================================ editing
-    def edit(self, field: str, value: Any) -> int | None:
-        """Store one change of the current item at once; returns its history id (None: refused)."""
-        if self.current is None:
-            return None
-        if field not in ("comment", "comments", "note"):
-            # Text still being typed goes in first: the refresh below redraws the panels.
-            self.flush()
-        if self.current is None or self.state is None:
-            return None
-        item = self.current
-        # What the widget showed: another window's edit since then refuses this one (StaleEditError).
-        expect = self.backend.shown(self.state, field, value)
-        try:
-            hid = self.backend.apply(item, field, value, expect)
-        except StaleEditError as exc:
-            self._refused_stale(item, field, value, exc)
-            return None
-        except McqLensError as exc:
-            if "locked by another program" in str(exc):
-                self._refused_locked(item, field, value, exc)
-            elif not self._already_gone(item, field, value):
-                self._error(f"Not saved: {exc}")
-                self._safe_refresh()
-            return None
-        self._saved(hid, f"{field}")
-        if self.banner.item == item:  # a newer edit of the item: the old offer would undo it
-            self.banner.clear()
-        self._refresh()
-        return hid
-
-    # ---- other windows and programs on the same database ---------------------------------------
-    def _refused_stale(self, item: str, field: str, value: Any, exc: StaleEditError) -> None:
-        """Nothing was overwritten: show what is stored now, say who changed it, offer to apply mine."""
-        self._safe_refresh()
-        who = (f"{exc.by['annotator']} at {when(exc.by['ts'])}" if exc.by else "another window or program")
-        if field.startswith(("span.", "problem.")) and exc.current is None:
-            kind = "span" if field.startswith("span.") else "problem tag"
-            self._warn(f"Not saved: this {kind} of {item} was removed by {who} (another window or program).")
-            return
-        self._warn(f"Not saved: {field} of {item} was changed by {who} in another window or program; "
-                   f"it now reads {describe(field, exc.current)} (shown). Yours was {describe(field, value)}.",
-                   "Apply mine anyway", lambda: self._again(item, field, value), item)
-
-    def _refused_locked(self, item: str, field: str, value: Any, exc: McqLensError) -> None:
-        self._warn(f"Not saved: {exc}. Another program is writing to this database; "
-                   "try again when it has finished.", "Try again", lambda: self._again(item, field, value), item)
-        self.last_error = self.banner.text
-        self._safe_refresh()
-
-    def _already_gone(self, item: str, field: str, value: Any) -> bool:
-        """A span or tag removed by another window meanwhile: say so (and by whom), not 'error'."""
-        if field not in ("span.remove", "span.update", "problem.remove") or not isinstance(value, dict):
-            return False
-        self._safe_refresh()
-        kind = field.split(".", 1)[0]
-        rows = self.state.question.spans if kind == "span" else self.state.question.problems
-        if any(r.id == value.get("id") for r in rows):
-            return False
-        try:
-            h = self.backend.removed_by(item, field, value.get("id"))
-        except McqLensError:
-            h = None
-        who = f" by {h.annotator} at {when(h.ts)}" if h is not None else ""
-        what = "span" if kind == "span" else "problem tag"
-        self._warn(f"Nothing to do: this {what} was already removed{who} (another window or program).")
-        return True
-
-    def _again(self, item: str, field: str, value: Any) -> None:
-        """Re-apply a refused edit on what is shown now: the later edit wins, the earlier stays in history."""
-        if self.current != item and not self.go_to(item):
-            return
-        self.edit(field, value)
-
-    def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
-        self.banner.warn(text, action, then, item)
-        self.save_label.setText("<span style='color:#B00020'>✗ not saved</span> (see the message above the passage)")
-        self.statusBar().showMessage(text, 15000)
-
-    def tell(self, text: str) -> None:
-        self.last_message = text
-        self.statusBar().showMessage(text, 10000)
-
-    def typing(self) -> bool:
-        return self.comments.comment.is_dirty() or self.problems.note.is_dirty()
-
-    def refresh_current(self) -> None:
-        self._refresh()
-
-    def refresh_rows(self, items: list[str]) -> None:
-        """Navigator rows (status, counts) of items edited elsewhere; selection and scroll stay."""
-        self.navigator.refresh_items(items)
-
-    def _safe_refresh(self) -> None:
-        try:
-            self._refresh()
-        except McqLensError as exc:
-            self.statusBar().showMessage(str(exc), 15000)
-
-    def _saved(self, hid: int, what: str) -> None:
-        self.last_saved = hid
-        if getattr(self, "watcher", None) is not None:
-            self.watcher.mark_own(hid)
-        self.save_label.setText(f"<span style='color:#2E7D32'>✓ saved</span> {what} · #{hid}")
-
-    def _typing(self) -> None:
-        self.save_label.setText("<span style='color:#B26A00'>● typing… (saved when you pause)</span>")
-
-    def _refresh(self, item_id: str | None = None) -> None:
-        """Reload the current item from the store, and its navigator row."""
-        item_id = item_id or self.current
-        if item_id is None:
-            return
-        self.navigator.refresh_items([item_id])
-        if item_id != self.current:
-            return
-        self.state = self.backend.load(item_id)
-        self._render()
-        self._update_facts_for(self.state)
-
-    def flush(self) -> None:
-        """Commit text still being typed (before leaving an item or closing)."""
-        if self.current is not None:
-            self.problems.flush()
-            self.comments.flush()
-
-    def _mark(self, role: str, alternative: int, start: int, end: int) -> None:
-        value: dict[str, Any] = {"role": role, "start": start, "end": end}
-        if alternative >= 0:
-            value["alternative"] = alternative
-        self.edit("span.add", value)
-
-    def _mark_button(self, role: str, alternative: int | None = None) -> None:
-        if not self.passage.mark(role, alternative):
-            self.statusBar().showMessage("Select some text in the passage first.", 4000)
-        self.passage.setFocus()
-
-    def _update_span(self, span_id: int, start: int, end: int) -> None:
-        if self.edit("span.update", {"id": span_id, "start": start, "end": end}) is not None:
-            self.passage.select_span(span_id)
-
-    def _remove_selected(self) -> None:
-        span = self.passage.selected_span()
-        if span is not None and span.id is not None:
-            self.edit("span.remove", {"id": span.id})
-
-    def _span_selected(self, span) -> None:
-        self.remove_button.setEnabled(span is not None)
-        if span is None or self.state is None:
-            self.span_info.setText("")
-            return
-        what = {EVIDENCE: "evidence", REQUIRED: "required paragraphs"}.get(span.role, "")
-        if span.role == BASIS and span.alternative is not None:
-            what = f"basis of {letter(span.alternative)}"
-        self.span_info.setText(f"selected: {what} [{span.start}–{span.end}] by {span.annotator} · "
-                               "Shift+←/→ end, Ctrl+Shift+←/→ start")
-
-    def _tag_toggled(self, type_key: str, element: str, checked: bool) -> None:
-        if checked:
-            self.edit("problem.add", {"type": type_key, "element": element})
-            return
-        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element
-                    and p.alternative is None and p.origin != "model"]:
-            if tag.id is not None:
-                self.edit("problem.remove", {"id": tag.id})
-
-    def _alternative_tag_toggled(self, type_key: str, element: str, alternative: int, checked: bool) -> None:
-        """A problem in one alternative only (a spelling error in C)."""
-        if checked:
-            self.edit("problem.add", {"type": type_key, "element": element, "alternative": alternative})
-            return
-        for tag in [p for p in self.state.question.problems if p.type == type_key and p.element == element
-                    and p.alternative == alternative and p.origin != "model"]:
-            if tag.id is not None:
-                self.edit("problem.remove", {"id": tag.id})
-
-    def _suggestion_answered(self, tag, accept: bool) -> None:
-        """Accept (store the tag as model-accepted) or dismiss (store that it was seen and is fine)."""
-        from desktop.ui.suggestions import change_value
-        self.edit("problem.add", change_value(tag, len(self.state.passage_text), accept))
-
-    def _suggestion_chosen(self, tag) -> None:
-        """A suggestion in the passage: select what it found, so it can be seen (and marked)."""
-        if tag.element == "text" and tag.start is not None and tag.end is not None:
-            self.passage.set_selection(tag.start, tag.end)
-            self.passage.ensureCursorVisible()
-
-    # ================================================================ undo, navigation
-    def undo(self) -> None:
-        self._history_step(self.backend.undo, "undone")
-
-    def redo(self) -> None:
-        self._history_step(self.backend.redo, "redone")
-
-    def _history_step(self, fn, verb: str) -> None:
-        self.flush()
-        try:
-            row = fn()
-        except McqLensError as exc:
-            self._error(str(exc))
-            return
-        if row is None:
-            self.statusBar().showMessage(f"Nothing to be {verb}.", 3000)
-            return
-        self._saved(row.id, f"{verb}: {row.field}")
-        if row.item and row.item != self.current:
-            self._refresh(row.item)
-            self.navigator.select(row.item)
-        else:
-            self._refresh()
-
-    def next_item(self) -> None:
-        self.flush()
-        if self.navigator.next_item() is None:
-            self.statusBar().showMessage("This is the last item shown.", 3000)
-        self.passage.setFocus()
-
-    def previous_item(self) -> None:
-        self.flush()
-        if self.navigator.previous_item() is None:
-            self.statusBar().showMessage("This is the first item shown.", 3000)
-        self.passage.setFocus()
-
-    def next_unfinished(self) -> None:
-        self.flush()
-        if self.navigator.next_unfinished() is None:
-            self.statusBar().showMessage("Every item shown is done.", 5000)
-        self.passage.setFocus()
-
-    def done_and_next(self) -> None:
-        if self.current is not None and self.edit("status", "done") is not None:
-            self.next_unfinished()
-
-    def go_to(self, item_id: str) -> bool:
-        if self.backend.navigation().rowid(item_id) is None:
-            return False
-        self.navigator.select(item_id)
-        if self.current != item_id:
-            self.open_item(item_id)
-        return True
 
     # ================================================================ facts for the filters
     def start_facts(self) -> None:
@@ -573,93 +310,6 @@ class MainWindow(QMainWindow):
         if self.state is not None and self.current == item_id:
             self._update_facts_for(self.state)
 
-    # ================================================================ import
-    def choose_import(self, folder: bool = False) -> None:
-        start = str(self.settings.value("last_import_dir", "")) if self.settings is not None else ""
-        if folder:  # RACE ships as folders of one .txt per passage
-            path = QFileDialog.getExistingDirectory(self, "Import a folder of RACE files", start)
-        else:
-            path, _ = QFileDialog.getOpenFileName(self, "Import items (RACE, EMBRACE, ExpMRC, …)", start,
-                                                  IMPORT_FILTER)
-        if path:
-            if self.settings is not None:
-                import os
-                self.settings.setValue("last_import_dir", path if folder else os.path.dirname(path))
-            self.import_file(path)
-
-    def import_file(self, path: str) -> None:
-        """Read `path` in a worker thread, then store it here on the GUI thread."""
-        if self.importing:
-            return
-        self.flush()
-        self.importing = True
-        self._import_path = path
-        self._import_started = time.perf_counter()
-        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, PROGRESS_STEPS, self)
-        self._progress.setAutoReset(False)  # full bar while storing; closed by _import_done
-        self._progress.setAutoClose(False)
-        self._progress.setWindowTitle("Import")
-        self._progress.setMinimumDuration(0)
-        self._progress.canceled.connect(self._import_cancel)
-        self._progress.show()
-        self.import_runner.start(read_file, path)
-
-    def _import_progress(self, text: str) -> None:
-        if self._progress is not None:
-            self._progress.setLabelText(text)
-
-    def _import_advanced(self, done: float, total: int, records: int) -> None:
-        """Files read of the files to read (fractional within a JSON-lines file), records read."""
-        if self._progress is None:
-            return
-        self._progress.setValue(int(PROGRESS_STEPS * min(done / max(total, 1), 1.0)))
-        where = f"file {min(int(done) + 1, total)} of {total}" if total > 1 else os.path.basename(self._import_path)
-        self._progress.setLabelText(f"Reading {where}: {records} records read" if records else f"Reading {where}…")
-
-    def _import_cancel(self) -> None:
-        self.import_runner.cancel()
-        self._import_done("Import cancelled; nothing was stored.")
-
-    def _import_read(self, datasets) -> None:
-        if self._progress is not None:
-            n = sum(1 for d in datasets for _ in d.questions())
-            self._progress.setValue(PROGRESS_STEPS)
-            self._progress.setLabelText(f"Storing {n} questions…")
-            self._progress.setCancelButton(None)  # one transaction on this thread: nothing to stop midway
-            from PySide6.QtWidgets import QApplication
-            QApplication.processEvents()
-        try:
-            result = self.backend.import_datasets(datasets, self._import_path)
-        except McqLensError as exc:
-            self._import_failed(exc)
-            return
-        self._import_done(result.summary())
-        self.reload_items(select=self.current)
-
-    def _import_failed(self, exc) -> None:
-        message = str(exc) if isinstance(exc, McqLensError) else f"{type(exc).__name__}: {exc}"
-        self._import_done(None)
-        self._error(f"Import failed — {message}", title="Import failed")
-
-    def _import_done(self, message: str | None) -> None:
-        self.importing = False
-        if self._progress is not None:
-            self._progress.canceled.disconnect(self._import_cancel)
-            self._progress.close()
-            self._progress = None
-            self.activateWindow()
-        if message:
-            self._info(message)
-
-    def load_demo(self) -> None:
-        from desktop.ui.demo_data import demo_dataset
-        try:
-            result = self.backend.import_datasets([demo_dataset()], None)
-        except McqLensError as exc:
-            self._error(str(exc))
-            return
-        self._info(result.summary().replace("datasets:", "demo items:"))
-        self.reload_items()
 
     # ================================================================ messages, closing
     def _info(self, text: str) -> None:
@@ -691,7 +341,11 @@ class MainWindow(QMainWindow):
         self.facts_runner.cancel()
         self.import_runner.cancel()
         self.facts_runner.wait(5)
+        self.close_reports()
+        self.stop_scoring()
         super().closeEvent(event)
+        if self.owns_backend:
+            self.backend.close()
 
     def tab_names(self) -> list[str]:
         return [self.tabs.tabText(i).replace("&&", "&").lower() for i in range(self.tabs.count())]

@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QProgressDialog, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -142,9 +142,9 @@ class ModelReview(QObject):
         self.tally = AgreementTally()
         self.scored_items = 0  # items scored and stored by this window (tests, status)
         self.tally_loaded = False
+        self.stopped = False  # the window closed: results still queued are dropped
         self._whatif_gen = 0
         self._pending: str | None = None  # item whose scores are being computed
-        self._progress: QProgressDialog | None = None
         self.panel = ModelPanel()
         self.panel.set_title(None)
         self.panel.set_status(f"loading the model from {self.model_dir}…")
@@ -156,16 +156,7 @@ class ModelReview(QObject):
         self._place()
         self._menu()
         self._order_box()
-        self.worker = ScoringWorker(self.model_dir)
-        self.worker.modelReady.connect(self._model_ready)
-        self.worker.modelFailed.connect(self._model_failed)
-        self.worker.itemScored.connect(self._item_scored)
-        self.worker.itemFailed.connect(self._item_failed)
-        self.worker.whatifScored.connect(self._whatif_scored)
-        self.worker.batchChunk.connect(self._batch_chunk)
-        self.worker.batchFinished.connect(self._batch_finished)
-        self.worker.jobDone.connect(self._job_done)
-        self.worker.start()
+        self._start_worker()
         window.installEventFilter(self)
 
     # ---- placing ---------------------------------------------------------------------------------
@@ -194,7 +185,8 @@ class ModelReview(QObject):
 
     def _menu(self) -> None:
         w = self.window
-        menu = w.menuBar().addMenu("Mo&del")
+        # the window's Model menu (desktop/ui/menu_model.py: model directory, Score all…)
+        menu = getattr(w, "model_menu", None) or w.menuBar().addMenu("Mo&del")
 
         def action(text, slot, key=None):
             a = QAction(text, w)
@@ -205,8 +197,6 @@ class ModelReview(QObject):
             menu.addAction(a)
             return a
 
-        self.score_all_action = action("&Score whole database…", self.score_database)
-        menu.addSeparator()
         action("&Accept model evidence", self.accept_evidence, ACCEPT_KEY)
         action("&Edit model evidence", self.edit_evidence, EDIT_KEY)
         action("&Reject model evidence", self.reject_evidence, REJECT_KEY)
@@ -233,6 +223,27 @@ class ModelReview(QObject):
         self.window.navigator.set_order({1: "shortcut_n", 2: "mi_bits"}.get(index, "import"))
 
     # ---- the model -------------------------------------------------------------------------------
+    def use_model_dir(self, model_dir: str | Path) -> None:
+        """Load another model (Model → Choose the model directory…): a new worker, the panel reloads."""
+        self.worker.stop()
+        self.model_dir = Path(model_dir)
+        self.model, self.model_error, self.view = None, None, None
+        self.panel.set_title(None)
+        self.panel.set_status(f"loading the model from {self.model_dir}…")
+        for b in (self.panel.whatif.nota, self.panel.whatif.text):
+            b.setEnabled(True)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
+        self.worker = ScoringWorker(self.model_dir)
+        self.worker.modelReady.connect(self._model_ready)
+        self.worker.modelFailed.connect(self._model_failed)
+        self.worker.itemScored.connect(self._item_scored)
+        self.worker.itemFailed.connect(self._item_failed)
+        self.worker.whatifScored.connect(self._whatif_scored)
+        self.worker.jobDone.connect(self._job_done)
+        self.worker.start()
+
     def _model_ready(self, model) -> None:
         self.model = model
         self.model_error = None
@@ -308,7 +319,6 @@ class ModelReview(QObject):
             f"<b>No model:</b> {html.escape(message)}.<br>Put a model directory at <code>models/default/</code> "
             "(mcqlens train) or start with <code>mcqlens gui --model DIR</code>. Everything else works without it"
             + ("; predictions already stored are shown below." if self.view else "."))
-        self.score_all_action.setEnabled(False)
         for b in (self.panel.whatif.nota, self.panel.whatif.text):
             b.setEnabled(False)
 
@@ -391,7 +401,7 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
-        if getattr(self, "closed", False):
+        if self.stopped:  # queued before the window closed; its database may be closed already
             return
         if item_id == self._pending:
             self._pending = None
@@ -508,69 +518,10 @@ class ModelReview(QObject):
         if gen == self._whatif_gen:
             self.panel.whatif.show_scratch(result.probabilities, result.in_sample)
 
-    # ---- whole database ----------------------------------------------------------------------------
-    def score_database(self) -> bool:
-        if self.model is None:
-            self.window.statusBar().showMessage(f"No model: {self.model_error or 'still loading'}", 8000)
-            return False
-        model_id = self.model.id
-        formats = [f for f in ms.FORMATS if f in self.model.card.formats]
-        read = self._read_datasets()
-
-        def loader():
-            out, seen = [], set()
-            for ds in read():
-                for p in ds.passages:
-                    for q in p.questions:
-                        have = {pr.input_format for pr in q.predictions if pr.model_id == model_id}
-                        if q.id not in seen and not set(formats) <= have:
-                            seen.add(q.id)
-                            out.append((q, p.text))
-            return out
-
-        if not self.worker.start_batch(loader):
-            return False
-        self._progress = QProgressDialog("Scoring every item without this model's scores…", "Cancel", 0, 0,
-                                         self.window)
-        self._progress.setWindowTitle("Score whole database")
-        self._progress.setMinimumDuration(0)
-        self._progress.canceled.connect(self.worker.cancel_batch)
-        self._progress.show()
-        return True
-
-    def _batch_chunk(self, rows, done: int, total: int) -> None:
-        if getattr(self, "closed", False):
-            return
-        if rows:
-            try:
-                self.backend.store.add_predictions(rows)
-            except McqLensError as exc:
-                self.worker.cancel_batch()
-                self.window.statusBar().showMessage(f"Scores not stored: {exc}", 10000)
-                return
-            self.scored_items += len({r[0] for r in rows})
-        if self._progress is not None:
-            self._progress.setMaximum(max(total, 1))
-            self._progress.setValue(done)
-            self._progress.setLabelText(f"Scored {done} of {total} items")
-
-    def _batch_finished(self, cancelled: bool, message: str) -> None:
-        if self._progress is not None:
-            self._progress.canceled.disconnect(self.worker.cancel_batch)
-            self._progress.close()
-            self._progress = None
-        self.last_batch_message = ("Cancelled: " if cancelled else "") + message
-        self.window.statusBar().showMessage(f"Model scores: {self.last_batch_message}", 10000)
-        st = self.window.state
-        if st is not None:
-            st.question.predictions = self.backend.store.predictions(st.question.id)
-            self.show(st, new_item=False, request=False)
-        if getattr(self.window, "_want_facts", False):
-            self.window.start_facts()
-
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Close:
+            self.stopped = True
             self.closed = True  # scores still queued for delivery find the store closed: drop them
             self.worker.stop()
         return False

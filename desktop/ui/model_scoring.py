@@ -1,6 +1,6 @@
 """What the model panel computes, as plain functions (no Qt, no SQL): run off the GUI thread.
 
-The worker thread calls `score_item`, `score_chunk` and `whatif_shortcut` with plain
+The worker thread calls `score_item` and `whatif_shortcut` with plain
 domain objects; the GUI thread stores what they return (`store.add_predictions`) and
 turns stored predictions back into what the panel shows with `view_of`.
 

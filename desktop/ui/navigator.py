@@ -249,6 +249,7 @@ class Navigator(QWidget):
         self.nav = None
         self.annotator = ""
         self.store = None  # for filters computed in Python (item_filters.IdsFilter)
+        self._id_filters: set[str] = set()  # set_filter_ids' names in force
         self.order = "import"
         self.model = NavModel(self)
         layout = QVBoxLayout(self)
@@ -332,6 +333,7 @@ class Navigator(QWidget):
 
     def query(self) -> ItemQuery:
         chosen = {name: c.currentText() for name, c in self.filters.items() if c.currentIndex() > 0}
+        chosen.update({key: "on" for key in sorted(self._id_filters)})
         return ItemQuery(self.annotator, chosen, self.search.text().strip(), self.order)
 
     # ---- data -------------------------------------------------------------------------------
@@ -442,6 +444,22 @@ class Navigator(QWidget):
         self.tree.selectionModel().setCurrentIndex(idx, _SELECT)
         self.tree.scrollTo(idx)
         return True
+
+    # ---- a filter another module registers (desktop/ui/menu_reports.py: annotators disagree) ------
+    def set_filter_ids(self, name: str, item_ids: list[str] | None) -> None:
+        """Show only `item_ids`, with the other filters (None removes it); no combo box shows it."""
+        from desktop.store.navigation import IDS_PREFIX
+
+        key = IDS_PREFIX + name
+
+        def change():
+            if item_ids is None:
+                self._id_filters.discard(key)
+            else:
+                self._id_filters.add(key)
+                if self.nav is not None:
+                    self.nav.put_filter_ids(key, item_ids)
+        self._filtering(change)
 
     # ---- walking ---------------------------------------------------------------------------------
     def visible_items(self) -> list[str]:

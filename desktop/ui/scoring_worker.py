@@ -3,10 +3,10 @@
 The GUI thread hands plain domain objects to the worker and gets plain results back
 through Qt signals, which Qt queues onto the GUI thread; only the GUI thread writes
 to the store.  The worker keeps one slot per kind of request — the newest item, the
-newest what-if, one whole-database run — so a request the annotator has already
-moved past is replaced (and, if running, cancelled through `inference.score`'s
-`cancel`) instead of queueing up.  Interactive requests go first: a whole-database
-run yields between its chunks.
+newest what-if — so a request the annotator has already moved past is replaced
+(and, if running, cancelled through `inference.score`'s `cancel`) instead of
+queueing up; background jobs (the evidence tally) wait for them.  Scoring the whole
+database is Model → Score all… (desktop/ui/menu_model.py), the path of `mcqlens score`.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.ui import model_scoring
 
-CHUNK = 16  # questions per whole-database step: a new item waits at most one step
 ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before it is scored
 
 
@@ -27,8 +26,6 @@ class ScoringWorker(QObject):
     itemScored = Signal(str, object)  # item id, list[Prediction]
     itemFailed = Signal(str, str)  # item id, message
     whatifScored = Signal(int, object)  # request number, model_scoring.WhatIf
-    batchChunk = Signal(object, int, int)  # [(item id, Prediction)], done, total
-    batchFinished = Signal(bool, str)  # cancelled, message
     jobDone = Signal(str, object)  # name, result of a background job (None if it failed)
 
     def __init__(self, model_dir, parent=None):
@@ -40,9 +37,6 @@ class ScoringWorker(QObject):
         self._item_gen = 0
         self._whatif: tuple[int, Any, list[str], int | None] | None = None
         self._whatif_gen = 0
-        self._batch: Callable[[], list] | None = None
-        self._batch_cancel = threading.Event()
-        self._batch_running = False
         self._jobs: list[tuple[str, Callable[[], Any]]] = []
         self._stop = False
         self._thread = threading.Thread(target=self._loop, name="mcqlens-model", daemon=True)
@@ -70,34 +64,16 @@ class ScoringWorker(QObject):
             self._cond.notify()
             return self._whatif_gen
 
-    def start_batch(self, loader: Callable[[], list]) -> bool:
-        """Score what `loader()` returns ([(Question, passage text)], run here); False if one runs."""
-        with self._cond:
-            if self._batch is not None or self._batch_running:
-                return False
-            self._batch_cancel.clear()
-            self._batch = loader
-            self._cond.notify()
-            return True
-
     def run_job(self, name: str, fn: Callable[[], Any]) -> None:
         """Run `fn()` in the worker's thread after the interactive requests; `jobDone` brings the result."""
         with self._cond:
             self._jobs.append((name, fn))
             self._cond.notify()
 
-    def cancel_batch(self) -> None:
-        self._batch_cancel.set()
-
-    @property
-    def batch_running(self) -> bool:
-        return self._batch is not None or self._batch_running
-
     def stop(self, timeout: float | None = 5.0) -> None:
         with self._cond:
             self._stop = True
             self._item_gen += 1
-            self._batch_cancel.set()
             self._cond.notify()
         if self._thread.is_alive():
             self._thread.join(timeout)
@@ -105,11 +81,9 @@ class ScoringWorker(QObject):
     # ---- the thread -------------------------------------------------------------------
     def _loop(self) -> None:
         self._load_model()
-        batch: list | None = None
-        done = total = 0
         while True:
             with self._cond:
-                while not (self._stop or self._item or self._whatif or self._batch or batch or self._jobs):
+                while not (self._stop or self._item or self._whatif or self._jobs):
                     self._cond.wait()
                 if self._stop:
                     return
@@ -129,12 +103,9 @@ class ScoringWorker(QObject):
                 item = None if whatif else self._item
                 if item is not None:
                     self._item = None
-                loader = job = None
+                job = None
                 if not whatif and item is None and self._jobs:
                     job = self._jobs.pop(0)
-                elif not whatif and item is None and batch is None and self._batch is not None:
-                    loader, self._batch = self._batch, None
-                    self._batch_running = True
             if whatif is not None:
                 self._run_whatif(*whatif)
             elif item is not None:
@@ -145,42 +116,6 @@ class ScoringWorker(QObject):
                 except Exception:  # noqa: BLE001 - a job's failure leaves the panel as it was
                     result = None
                 self.jobDone.emit(job[0], result)
-            elif loader is not None:
-                try:
-                    batch = list(loader()) if self.model is not None else []
-                except Exception as exc:  # noqa: BLE001 - reported in words
-                    self._end_batch(False, f"could not read the items: {exc}")
-                    batch = None
-                    continue
-                done, total = 0, len(batch)
-                if self.model is None:
-                    self._end_batch(False, "no model to score with")
-                    batch = None
-                elif not batch:
-                    self._end_batch(False, "every item already has this model's predictions")
-                    batch = None
-            elif batch is not None:
-                if self._batch_cancel.is_set():
-                    self._end_batch(True, f"cancelled after {done} of {total} items")
-                    batch = None
-                    continue
-                chunk, batch = batch[:CHUNK], batch[CHUNK:]
-                try:
-                    rows = model_scoring.score_chunk(self.model, chunk, cancel=self._batch_cancel.is_set)
-                except Exception as exc:  # noqa: BLE001
-                    self._end_batch(False, f"scoring failed: {exc}")
-                    batch = None
-                    continue
-                done += len({r[0] for r in rows})
-                self.batchChunk.emit(rows, done, total)
-                if not batch:
-                    cancelled = self._batch_cancel.is_set()
-                    self._end_batch(cancelled, f"{done} of {total} items scored")
-                    batch = None
-
-    def _end_batch(self, cancelled: bool, message: str) -> None:
-        self._batch_running = False
-        self.batchFinished.emit(cancelled, message)
 
     def _load_model(self) -> None:
         from desktop.domain.errors import McqLensError

@@ -1,0 +1,105 @@
+"""The Mark menu and the mark bar above the passage: evidence, the basis of each
+alternative, required paragraphs, removing and resizing the selected span.
+
+The letter keys act in the passage view only (desktop/ui/passage_view.py), so typing
+a comment never marks text.  A mixin of `MainWindow`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton
+
+from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
+from desktop.ui import colors
+
+
+class MarkMenu:
+    def _build_mark_menu(self, action) -> None:
+        mark = self.menuBar().addMenu("&Mark")
+        action(mark, "Evidence\tE", lambda: self._mark_button(EVIDENCE))
+        for i in range(4):
+            action(mark, f"Basis of {letter(i)}\t{i + 1}", lambda _=False, i=i: self._mark_button(BASIS, i))
+        action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        action(mark, "Remove the selected span\tDel", self._remove_selected)
+
+    def _build_mark_bar(self) -> QHBoxLayout:
+        """The row of mark buttons above the passage."""
+        toolbar = QHBoxLayout()
+        toolbar.setContentsMargins(0, 0, 0, 0)
+        toolbar.addWidget(QLabel("Mark:"))
+        ev = QPushButton("Evidence (E)")
+        ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
+        ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
+        req = QPushButton("Required ¶ (P)")
+        req.setToolTip("Mark the paragraphs of the selection as required paragraphs")
+        req.setStyleSheet(f"QPushButton {{ border-left: 6px solid {colors.REQUIRED_HEX}; padding: 3px 8px; }}")
+        req.clicked.connect(lambda: self._mark_button(REQUIRED))
+        self._basis_buttons = QHBoxLayout()
+        self.remove_button = QPushButton("Remove (Del)")
+        self.remove_button.setToolTip("Remove the selected span")
+        self.remove_button.setEnabled(False)
+        self.remove_button.clicked.connect(self._remove_selected)
+        for b in (ev, req, self.remove_button):
+            b.setFocusPolicy(Qt.NoFocus)
+        toolbar.addWidget(ev)
+        toolbar.addLayout(self._basis_buttons)
+        toolbar.addWidget(req)
+        toolbar.addStretch(1)
+        self.span_info = QLabel()
+        self.span_info.setStyleSheet("color: #444;")
+        self.span_info.setMinimumWidth(10)
+        self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        toolbar.addWidget(self.span_info)
+        toolbar.addWidget(self.remove_button)
+        return toolbar
+
+    def _basis_button_row(self, n: int) -> None:
+        if self._basis_buttons.count() == n:
+            return
+        while self._basis_buttons.count():
+            w = self._basis_buttons.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        for i in range(n):
+            b = QToolButton()
+            b.setText(f"{letter(i)} ({i + 1})")
+            b.setToolTip(f"Basis of alternative {letter(i)}")
+            b.setStyleSheet(f"QToolButton {{ background: {colors.alternative_hex(i)}; color: white;"
+                            " font-weight: bold; border-radius: 3px; padding: 3px 6px; }")
+            b.setFocusPolicy(Qt.NoFocus)
+            b.clicked.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
+            self._basis_buttons.addWidget(b)
+
+    def _mark(self, role: str, alternative: int, start: int, end: int) -> None:
+        value: dict[str, Any] = {"role": role, "start": start, "end": end}
+        if alternative >= 0:
+            value["alternative"] = alternative
+        self.edit("span.add", value)
+
+    def _mark_button(self, role: str, alternative: int | None = None) -> None:
+        if not self.passage.mark(role, alternative):
+            self.statusBar().showMessage("Select some text in the passage first.", 4000)
+        self.passage.setFocus()
+
+    def _update_span(self, span_id: int, start: int, end: int) -> None:
+        if self.edit("span.update", {"id": span_id, "start": start, "end": end}) is not None:
+            self.passage.select_span(span_id)
+
+    def _remove_selected(self) -> None:
+        span = self.passage.selected_span()
+        if span is not None and span.id is not None:
+            self.edit("span.remove", {"id": span.id})
+
+    def _span_selected(self, span) -> None:
+        self.remove_button.setEnabled(span is not None)
+        if span is None or self.state is None:
+            self.span_info.setText("")
+            return
+        what = {EVIDENCE: "evidence", REQUIRED: "required paragraphs"}.get(span.role, "")
+        if span.role == BASIS and span.alternative is not None:
+            what = f"basis of {letter(span.alternative)}"
+        self.span_info.setText(f"selected: {what} [{span.start}–{span.end}] by {span.annotator} · "
+                               "Shift+←/→ end, Ctrl+Shift+←/→ start")
+
