@@ -67,9 +67,13 @@ class MainWindow(QMainWindow):
         self._progress: QProgressDialog | None = None
         from desktop.ui.model_panel import install as install_model_review
         self.model_review = install_model_review(self)  # model panel, Model menu; None if it cannot start
+        from desktop.ui.help_window import install_help_menu
+        self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()
         self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
         self.watcher.start_from_now()
+        from desktop.ui import accessibility
+        accessibility.ensure(self)  # every control has a name and a description for screen readers
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -87,8 +91,10 @@ class MainWindow(QMainWindow):
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
         toolbar.addWidget(QLabel("Mark:"))
+        t = colors.theme()
         ev = QPushButton("Evidence (E)")
-        ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
+        ev.setToolTip("Mark the selected passage words as evidence for the key (E)")
+        ev.setStyleSheet(f"QPushButton {{ background: {t.evidence_bg}; color: {t.evidence_text}; padding: 3px 8px; }}")
         ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
         req = QPushButton("Required ¶ (P)")
         req.setToolTip("Mark the paragraphs of the selection as required paragraphs")
@@ -106,7 +112,7 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(req)
         toolbar.addStretch(1)
         self.span_info = QLabel()
-        self.span_info.setStyleSheet("color: #444;")
+        self.span_info.setStyleSheet(f"color: {t.muted};")
         self.span_info.setMinimumWidth(10)
         self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         toolbar.addWidget(self.span_info)
@@ -162,7 +168,8 @@ class MainWindow(QMainWindow):
         self.annotator_label = QLabel(f"annotator: <b>{self.backend.annotator}</b>")
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
-        self.resize(1580, 960)
+        from desktop.ui.window_fit import initial_size
+        self.resize(*initial_size(self, 1580, 960))
 
     def _welcome_page(self) -> QWidget:
         page = QWidget()
@@ -211,11 +218,12 @@ class MainWindow(QMainWindow):
         self.undo_action = action(edit_menu, "&Undo", self.undo, ["Ctrl+Z"])
         self.redo_action = action(edit_menu, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
         mark = self.menuBar().addMenu("&Mark")
+        self.mark_menu = mark
         # The letter keys act in the passage view only, so typing a comment never marks text.
         action(mark, "Evidence\tE", lambda: self._mark_button(EVIDENCE))
-        for i in range(4):
-            action(mark, f"Basis of {letter(i)}\t{i + 1}", lambda _=False, i=i: self._mark_button(BASIS, i))
-        action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        self._basis_actions: list[QAction] = []
+        self._basis_menu_anchor = action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        self._basis_menu_rows(4)
         action(mark, "Remove the selected span\tDel", self._remove_selected)
         go = self.menuBar().addMenu("&Go")
         action(go, "&Next item", self.next_item, ["Alt+Down"])
@@ -293,18 +301,38 @@ class MainWindow(QMainWindow):
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
 
+    def _basis_menu_rows(self, n: int) -> None:
+        """The Mark menu's "Basis of A … E" entries, one per alternative of the item, with their keys."""
+        from desktop.ui.mark_keys import basis_key
+        if len(self._basis_actions) == n:
+            return
+        for a in self._basis_actions:
+            self.mark_menu.removeAction(a)
+            a.deleteLater()
+        self._basis_actions = []
+        for i in range(n):
+            a = QAction(f"Basis of {letter(i)}\t{basis_key(i)}", self)
+            a.triggered.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
+            self.mark_menu.insertAction(self._basis_menu_anchor, a)
+            self._basis_actions.append(a)
+
     def _basis_button_row(self, n: int) -> None:
+        self._basis_menu_rows(n)
         if self._basis_buttons.count() == n:
             return
         while self._basis_buttons.count():
             w = self._basis_buttons.takeAt(0).widget()
             if w is not None:
                 w.deleteLater()
+        from desktop.ui.mark_keys import basis_button_text, basis_tooltip
+        t = colors.theme()
         for i in range(n):
             b = QToolButton()
-            b.setText(f"{letter(i)} ({i + 1})")
-            b.setToolTip(f"Basis of alternative {letter(i)}")
-            b.setStyleSheet(f"QToolButton {{ background: {colors.alternative_hex(i)}; color: white;"
+            b.setText(basis_button_text(i))
+            b.setToolTip(basis_tooltip(i))
+            b.setAccessibleName(f"Basis of alternative {letter(i)}")
+            b.setAccessibleDescription(basis_tooltip(i))
+            b.setStyleSheet(f"QToolButton {{ background: {t.alternative_fill(i)}; color: {t.on_alternative(i)};"
                             " font-weight: bold; border-radius: 3px; padding: 3px 6px; }")
             b.setFocusPolicy(Qt.NoFocus)
             b.clicked.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
@@ -321,6 +349,7 @@ class MainWindow(QMainWindow):
         if self.current is None or self.state is None:
             return None
         item = self.current
+        words = self._words(field, value)
         # What the widget showed: another window's edit since then refuses this one (StaleEditError).
         expect = self.backend.shown(self.state, field, value)
         try:
@@ -335,7 +364,7 @@ class MainWindow(QMainWindow):
                 self._error(f"Not saved: {exc}")
                 self._safe_refresh()
             return None
-        self._saved(hid, f"{field}")
+        self._saved(hid, words)
         if self.banner.item == item:  # a newer edit of the item: the old offer would undo it
             self.banner.clear()
         self._refresh()
@@ -386,7 +415,8 @@ class MainWindow(QMainWindow):
 
     def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
         self.banner.warn(text, action, then, item)
-        self.save_label.setText("<span style='color:#B00020'>✗ not saved</span> (see the message above the passage)")
+        self.save_label.setText(f"<span style='color:{colors.theme().error}'>✗ not saved</span> "
+                                "(see the message above the passage)")
         self.statusBar().showMessage(text, 15000)
 
     def tell(self, text: str) -> None:
@@ -419,14 +449,29 @@ class MainWindow(QMainWindow):
         except McqLensError as exc:
             self.statusBar().showMessage(str(exc), 15000)
 
+    def _words(self, field: str, value: Any) -> str:
+        """The edit as the annotator would say it ("basis of B added"), read before it is stored."""
+        from desktop.ui.change_words import words
+        old = None
+        if isinstance(value, dict) and "id" in value and self.state is not None:
+            rows = self.state.question.spans if field.startswith("span.") else self.state.question.problems
+            hit = next((r for r in rows if r.id == value["id"]), None)
+            old = dict(vars(hit)) if hit is not None else None
+            if field == "span.update" and old is not None:
+                value = {**old, **value}
+        return "Saved: " + words(field, value, old)
+
     def _saved(self, hid: int, what: str) -> None:
         self.last_saved = hid
         if getattr(self, "watcher", None) is not None:
             self.watcher.mark_own(hid)
-        self.save_label.setText(f"<span style='color:#2E7D32'>✓ saved</span> {what} · #{hid}")
+        ok = colors.theme().ok
+        head, _, rest = what.partition(": ")
+        self.save_label.setText(f"<span style='color:{ok}'>✓ {html.escape(head)}:</span> {html.escape(rest)}")
+        self.save_label.setToolTip(f"{what} (history #{hid}; Ctrl+Z undoes)")
 
     def _typing(self) -> None:
-        self.save_label.setText("<span style='color:#B26A00'>● typing… (saved when you pause)</span>")
+        self.save_label.setText(f"<span style='color:{colors.theme().warn}'>● typing… (saved when you pause)</span>")
 
     def _refresh(self, item_id: str | None = None) -> None:
         """Reload the current item from the store, and its navigator row."""
@@ -530,7 +575,8 @@ class MainWindow(QMainWindow):
         if row is None:
             self.statusBar().showMessage(f"Nothing to be {verb}.", 3000)
             return
-        self._saved(row.id, f"{verb}: {row.field}")
+        from desktop.ui.change_words import history_words
+        self._saved(row.id, history_words(row))
         if row.item and row.item != self.current:
             self._refresh(row.item)
             self.navigator.select(row.item)

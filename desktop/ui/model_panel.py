@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
+from desktop.ui import colors
 from desktop.ui import model_scoring as ms
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
 from desktop.ui.probability_bars import ProbabilityBars, Series
@@ -46,13 +47,16 @@ class ModelPanel(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.RichText)
-        self.status.setStyleSheet("color: #555;")
+        self.status.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(self.status)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
         self.metrics = QLabel()
         self.metrics.setWordWrap(True)
         self.metrics.setTextFormat(Qt.RichText)
+        self.metrics.setToolTip("N: effective number of options (1 = sure … number of alternatives = lost); "
+                                "MI: how much the passage helps, in bits (negative: the passage made the model "
+                                "less sure). Guide: Shift+F1, or Help → Annotation guide (guide#model)")
         lay.addWidget(self.metrics)
         flag_row = QHBoxLayout()
         self.flags = QLabel()
@@ -63,6 +67,7 @@ class ModelPanel(QWidget):
         self.suggest.setToolTip("The shortcut model, without the passage, is sure of the key. "
                                 "Add the typology tag (severe, question) if you agree.")
         self.suggest.setFocusPolicy(Qt.NoFocus)
+        self.suggest.setAccessibleName("Tag answerable without reading")
         self.suggest.hide()
         flag_row.addWidget(self.suggest)
         lay.addLayout(flag_row)
@@ -78,7 +83,7 @@ class ModelPanel(QWidget):
     def set_title(self, name: str | None, detail: str = "") -> None:
         text = f"<b>Model</b> · {html.escape(name)}" if name else "<b>Model</b>"
         if detail:
-            text += f" <span style='color:#777'>({html.escape(detail)})</span>"
+            text += f" <span style='color:{colors.theme().muted}'>({html.escape(detail)})</span>"
         self.title.setText(text)
 
     def set_status(self, text: str) -> None:
@@ -110,15 +115,17 @@ class ModelPanel(QWidget):
         text = " · ".join(parts)
         if folds:
             # The model trained on this item: what is shown is the held-out fold model's answer.
-            text += (f"<br><span style='color:#555'>out of fold: the model trained on this item, so these are "
-                     f"the probabilities of fold {', '.join(map(str, folds))}, which did not</span>")
+            which = ", ".join(map(str, folds))
+            text += (f"<br><span style='color:{colors.theme().muted}'>Out of fold: the default model was trained "
+                     f"on this item, so these are the probabilities of fold {which}'s model, which never saw "
+                     "it in training.</span>")
         self.metrics.setText(text)
         flags = []
         if view.answerable_without_reading:
-            flags.append(f"<span style='color:#C62828'>⚑ <b>answerable without reading?</b></span> "
+            flags.append(f"<span style='color:{colors.theme().error}'>⚑ <b>answerable without reading?</b></span> "
                          f"shortcut N ≤ {ms.SHORTCUT_N_MAX:g} and it picks the key")
         if view.context_barely_helps:
-            flags.append(f"<span style='color:#B26A00'>⚑ <b>context barely helps</b></span> "
+            flags.append(f"<span style='color:{colors.theme().warn}'>⚑ <b>context barely helps</b></span> "
                          f"MI ≤ {ms.LOW_MI_BITS:g} bits")
         self.flags.setText("<br>".join(flags))
         self.suggest.setVisible(suggest)
@@ -215,6 +222,7 @@ class ModelReview(QObject):
         nav = self.window.navigator
         box = QComboBox()
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
+        box.setAccessibleName("Order of the items")
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
                        "unscored items go last. Filter by flag with the “model” filter.")
         box.currentIndexChanged.connect(self._order_changed)
@@ -396,7 +404,7 @@ class ModelReview(QObject):
         if item_id == self._pending:
             self._pending = None
         if self.window.current == item_id:
-            self.panel.set_status(f"<span style='color:#C62828'>{html.escape(message)}</span>")
+            self.panel.set_status(f"<span style='color:{colors.theme().error}'>{html.escape(message)}</span>")
 
     def _update_facts(self, item_id: str) -> None:
         facts = self.window.navigator.model.facts

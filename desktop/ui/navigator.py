@@ -163,7 +163,8 @@ class ItemTreeModel(QAbstractItemModel):
                 bits.append(f"difficulty total: {facts['total']:g}")
             return "\n".join(bits)
         if role == Qt.ForegroundRole and col == 1:
-            return QBrush(QColor(_STATUS_MARK.get(row.status, ("", "#000"))[1]))
+            from desktop.ui.colors import theme
+            return QBrush(QColor(theme().status_text(row.status)))
         return None
 
     def _passage_data(self, group: _Group, col: int, role):
@@ -174,7 +175,8 @@ class ItemTreeModel(QAbstractItemModel):
             done = sum(r.status == "done" for r in rows)
             return f"{done}/{len(rows)}"
         if role == Qt.ForegroundRole:
-            return QBrush(QColor("#37474F"))
+            from desktop.ui.colors import theme
+            return QBrush(QColor(theme().base_text))
         return None
 
 

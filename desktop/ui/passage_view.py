@@ -27,6 +27,7 @@ from desktop.ui.text_spans import (
 
 _LANE = 3.0  # thickness of one alternative's underline lane, px
 _LANE_GAP = 1.0
+_LINE_GAP = 3.0  # room between lines with no lane in use, px
 _BAND = 6  # width of the required-paragraph band
 _COLUMN = 15  # width of one alternative's gutter column
 
@@ -55,6 +56,7 @@ class PassageView(QTextEdit):
         self._alternatives = 4
         self._selected_id: int | None = None
         self._gutter = _BAND + 4
+        self._lanes = 0  # underline lanes in use: the highest alternative with a basis, plus one
 
     # ---- content -------------------------------------------------------------
     def set_passage(self, text: str, spans: list[Span], n_alternatives: int = 4) -> None:
@@ -86,19 +88,27 @@ class PassageView(QTextEdit):
         if self._selected_id is not None and not any(s.id == self._selected_id for s in self._spans):
             self._selected_id = None
         gutter = _BAND + 6 + _COLUMN * self._alternatives
-        if gutter != self._gutter:
-            self._gutter = gutter
+        lanes = max((s.alternative + 1 for s in self._spans if s.role == BASIS and s.alternative is not None),
+                    default=0)
+        if gutter != self._gutter or lanes != self._lanes:
+            self._gutter, self._lanes = gutter, lanes
             self._space_lines()
         self.viewport().update()
 
+    def line_gap(self) -> float:
+        """Pixels between one line's bottom and the next line's top: room for the lanes in use."""
+        return _LINE_GAP + 1 + self._lanes * (_LANE + _LANE_GAP)
+
     def _space_lines(self) -> None:
-        # Room under each line for the alternatives' lanes, and a left gutter.
+        # Room under each line for the lanes in use (so the underline of D never runs through
+        # the next line's letters), and a left gutter.  The distance is added below the line's
+        # own height, whatever the font.
         doc = self.document()
         frame = doc.rootFrame().frameFormat()
         frame.setLeftMargin(self._gutter)
         doc.rootFrame().setFrameFormat(frame)
         fmt = QTextBlockFormat()
-        fmt.setLineHeight(165, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+        fmt.setLineHeight(self.line_gap(), QTextBlockFormat.LineHeightTypes.LineDistanceHeight.value)
         fmt.setBottomMargin(6)
         cursor = QTextCursor(doc)
         cursor.select(QTextCursor.Document)
@@ -251,6 +261,7 @@ class PassageView(QTextEdit):
         painter.end()
 
     def _paint_under(self, p: QPainter) -> None:
+        t = colors.theme(self.palette())
         p.setPen(Qt.NoPen)
         for s in self._spans:
             if s.role == REQUIRED:
@@ -259,16 +270,45 @@ class PassageView(QTextEdit):
         for s in self._spans:
             if s.role == EVIDENCE and s.origin != MODEL:
                 for r in self._line_rects(s.start, s.end):
-                    p.fillRect(r.adjusted(-1, 0, 1, 1), colors.color(colors.EVIDENCE_HEX, 210))
+                    p.fillRect(r.adjusted(-1, 0, 1, 1), colors.color(t.evidence_bg))
         for s in self._spans:
             if s.role == BASIS and s.alternative is not None:
                 for r in self._line_rects(s.start, s.end):
-                    p.fillRect(r, colors.alternative_color(s.alternative, 48))
+                    p.fillRect(r, colors.alternative_color(s.alternative, colors.TINT_ALPHA))
+
+    def lane_rects(self) -> list[tuple[int, QRectF]]:
+        """(alternative, rectangle) of every underline lane painted, in viewport coordinates."""
+        out = []
+        for s in self._spans:
+            if s.role != BASIS or s.alternative is None:
+                continue
+            for r in self._line_rects(s.start, s.end):
+                y = r.bottom() + 1 + s.alternative * (_LANE + _LANE_GAP)
+                out.append((s.alternative, QRectF(r.left(), y, r.width(), _LANE)))
+        return out
+
+    def line_boxes(self) -> list[QRectF]:
+        """Every laid-out line of the passage (viewport coordinates, top to bottom)."""
+        dx, dy = -self.horizontalScrollBar().value(), -self.verticalScrollBar().value()
+        out = []
+        block = self.document().begin()
+        while block.isValid():
+            layout = block.layout()
+            origin = layout.position()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                out.append(QRectF(origin.x() + line.x() + dx, origin.y() + line.y() + dy,
+                                  line.naturalTextWidth(), line.height()))
+            block = block.next()
+        return out
 
     def _paint_over(self, p: QPainter) -> None:
+        t = colors.theme(self.palette())
         gutter_font = QFont(self.font())
         gutter_font.setBold(True)
         gutter_font.setPointSizeF(max(7.5, self.font().pointSizeF() - 2))
+        for alternative, lane in self.lane_rects():
+            p.fillRect(lane, colors.alternative_color(alternative))
         for s in self._spans:
             if s.role != BASIS or s.alternative is None:
                 continue
@@ -276,31 +316,28 @@ class PassageView(QTextEdit):
             if not rects:
                 continue
             col = colors.alternative_color(s.alternative)
-            lane = s.alternative
-            for r in rects:
-                y = r.bottom() + 1 + lane * (_LANE + _LANE_GAP)
-                p.fillRect(QRectF(r.left(), y, r.width(), _LANE), col)
             # Gutter bracket: a bar over the lines the basis covers, lettered at its top.
-            x = _BAND + 6 + lane * _COLUMN
+            x = _BAND + 6 + s.alternative * _COLUMN
             top, bottom = rects[0].top(), rects[-1].bottom()
             p.fillRect(QRectF(x + 4, top, 3, bottom - top + 4), col)
             badge = QRectF(x, top, _COLUMN - 2, min(16.0, rects[0].height()))
             p.setPen(Qt.NoPen)
             p.setBrush(QBrush(col))
             p.drawRoundedRect(badge, 3, 3)
-            p.setPen(QPen(Qt.white))
+            p.setPen(QPen(colors.color(t.on_alternative(s.alternative))))
             p.setFont(gutter_font)
             p.drawText(badge, Qt.AlignCenter, letter(s.alternative))
+        model = colors.readable(colors.MODEL_HEX, t.base, 3.0)  # a line, not text: 3:1 (WCAG 1.4.11)
         for s in self._spans:
             if s.role == EVIDENCE and s.origin == MODEL:
-                pen = QPen(colors.color(colors.MODEL_HEX), 1.6, Qt.DashLine)
+                pen = QPen(colors.color(model), 1.6, Qt.DashLine)
                 p.setPen(pen)
                 p.setBrush(Qt.NoBrush)
                 for r in self._line_rects(s.start, s.end):
                     p.drawRoundedRect(r.adjusted(-2, -1, 2, 1), 3, 3)
         sel = self.selected_span()
         if sel is not None:
-            p.setPen(QPen(colors.color(colors.SELECTED_HEX), 2.0))
+            p.setPen(QPen(colors.color(t.base_text), 2.0))
             p.setBrush(Qt.NoBrush)
             for r in self._line_rects(sel.start, sel.end):
                 p.drawRect(r.adjusted(-2, -2, 2, 2))

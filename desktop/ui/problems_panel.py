@@ -54,8 +54,11 @@ class AlternativeToggles(QWidget):
             b.setAutoRaise(True)
             b.setFocusPolicy(Qt.NoFocus)
             b.setToolTip(f"{type_name} in alternative {letter(i)} only")
-            b.setStyleSheet("QToolButton { color: #666; padding: 0 3px; }"
-                            f"QToolButton:checked {{ background: {colors.alternative_hex(i)}; color: white;"
+            b.setAccessibleName(f"{type_name} in {letter(i)}")
+            b.setAccessibleDescription(f"Tag “{type_name}” in alternative {letter(i)} only")
+            t = colors.theme()
+            b.setStyleSheet(f"QToolButton {{ color: {t.muted}; padding: 0 3px; }}"
+                            f"QToolButton:checked {{ background: {t.alternative_fill(i)}; color: {t.on_alternative(i)};"
                             " font-weight: bold; border-radius: 2px; }")
             b.clicked.connect(lambda checked, i=i: self.toggled.emit(i, bool(checked)))
             row.addWidget(b)
@@ -89,8 +92,10 @@ class SuggestionRow(QWidget):
         row.addWidget(self.label, 1)
         self.accept = QPushButton("Accept")
         self.accept.setToolTip("Store this problem tag (origin: model-accepted)")
+        self.accept.setAccessibleName(f"Accept: {name}, {suggestion.where}")
         self.dismiss = QPushButton("Dismiss")
         self.dismiss.setToolTip("Not a problem: the suggestion does not come back")
+        self.dismiss.setAccessibleName(f"Dismiss: {name}, {suggestion.where}")
         for b in (self.accept, self.dismiss):
             b.setFocusPolicy(Qt.NoFocus)
             row.addWidget(b, 0, Qt.AlignTop)
@@ -116,13 +121,20 @@ class ProblemsPanel(QWidget):
         self.text_format = QComboBox()
         self.text_format.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.text_format.setObjectName("text_format")
+        self.text_format.setToolTip("Continuous, partly continuous, non-continuous or mixed. "
+                                    "Guide: Shift+F1, or Help → Annotation guide (guide#eligibility)")
+        self.text_format.setProperty("guide_anchor", "eligibility")
         self.text_format.addItem(_UNSET, None)
         for f in km.TEXT_FORMATS:
             self.text_format.addItem(f, f)
         self.multiple_texts = QCheckBox("multiple-member text")
+        self.multiple_texts.setToolTip("The passage is made of independent member texts (reviews, letters, ads)")
         self.unit_type = QComboBox()
         self.unit_type.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.unit_type.setObjectName("unit_type")
+        self.unit_type.setToolTip("Is the question about the content, the text's structure or its vocabulary? "
+                                  "Guide: Shift+F1, or Help → Annotation guide (guide#eligibility)")
+        self.unit_type.setProperty("guide_anchor", "eligibility")
         self.unit_type.addItem(_UNSET, None)
         for u in km.UNIT_TYPES:
             self.unit_type.addItem(u, u)
@@ -138,12 +150,18 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.suggestions_title)
         self.suggestions = QListWidget()
         self.suggestions.setVerticalScrollMode(QListWidget.ScrollPerPixel)
+        self.suggestions.setAccessibleName("Surface linter suggestions")
+        self.suggestions.setAccessibleDescription("Problems the linter found; accept to tag, dismiss if fine")
         self.suggestions.currentItemChanged.connect(self._suggestion_chosen)
         layout.addWidget(self.suggestions)
         self.suggestion_rows: list[SuggestionRow] = []
 
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
+        self.tree.setAccessibleName("Error typology")
+        self.tree.setAccessibleDescription("Problem types by element and tier; tick those the item has. "
+                                           "Guide: Shift+F1, or Help → Annotation guide (guide#typology)")
+        self.tree.setProperty("guide_anchor", "typology")
         self.tree.setUniformRowHeights(True)
         self.tree.setColumnCount(2)  # the tag | the alternatives it is in
         self.tree.header().setStretchLastSection(False)
@@ -158,6 +176,8 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addWidget(QLabel("Problems note"))
         self.note = DebouncedText(placeholder="Free-text note on problems (saved as you type)")
+        self.note.setAccessibleName("Problems note")
+        self.note.setAccessibleDescription("A free note on the item's problems; saved as you type")
         self.note.setMaximumHeight(90)
         self.note.committed.connect(lambda text: self._emit("note", text))
         layout.addWidget(self.note)
@@ -179,14 +199,15 @@ class ProblemsPanel(QWidget):
                 tier_item = by_tier.get(t.tier)
                 if tier_item is None:
                     tier_item = QTreeWidgetItem([f"{t.tier or 'no tier'}"])
-                    tier_item.setForeground(0, QBrush(QColor(colors.acceptability_hex(t.tier))))
+                    tier_item.setForeground(0, QBrush(QColor(colors.theme().tier_text(t.tier))))
                     tier_item.setFlags(Qt.ItemIsEnabled)
                     top.addChild(tier_item)
                     by_tier[t.tier] = tier_item
                 leaf = QTreeWidgetItem([t.name])
                 leaf.setFlags(Qt.ItemIsEnabled | Qt.ItemIsUserCheckable)
                 leaf.setCheckState(0, Qt.Unchecked)
-                leaf.setToolTip(0, ty.glossary(t.key))
+                leaf.setToolTip(0, f"{ty.glossary(t.key)}\nGuide: Shift+F1, or Help → Annotation guide "
+                                   f"(guide#typology-{t.tier})")
                 leaf.setData(0, _KEY, (t.key, element))
                 tier_item.addChild(leaf)
                 self._items[(t.key, element)] = leaf
@@ -247,7 +268,9 @@ class ProblemsPanel(QWidget):
         notes = [p.note for p in problems if p.type == ty.NOTE and p.note]
         where = sorted({(p.alternative, ty.TYPES[p.type].name) for p in ty.counted(problems)
                         if p.alternative is not None and p.type in ty.TYPES})
-        lines = [f"<br>in <b style='color:{colors.alternative_hex(a)}'>{letter(a)}</b>: {name}"
+        th = colors.theme()
+        lines = [f"<br>in <b style='color:{th.alternative_text(a, colors.over(hex_, 40, th.window))}'>"
+                 f"{letter(a)}</b>: {name}"
                  for a, name in where]
         self.acceptability.setText(" · ".join(parts) + "".join(lines)
                                    + "".join(f"<br>note: {n}" for n in notes))
@@ -282,7 +305,7 @@ class ProblemsPanel(QWidget):
         self.suggestions.setVisible(bool(n))
         self.suggestions_title.setText(
             f"<b>Surface linter suggestions ({n})</b> — accept to tag, dismiss if fine" if n
-            else "<span style='color:#666'>Surface linter: no suggestions</span>")
+            else f"<span style='color:{colors.theme().muted}'>Surface linter: no suggestions</span>")
 
     def _suggestion_chosen(self, item, _previous) -> None:
         if item is None:
