@@ -19,6 +19,14 @@ from PySide6.QtWidgets import (
 INTERACTIVE = (QAbstractButton, QComboBox, QAbstractItemView, QLineEdit, QTextEdit, QPlainTextEdit,
                QAbstractSpinBox, QTabBar, QSlider)
 
+# Qt's own helper buttons, by object name: (name, description)
+_QT_HELPERS = {
+    "ScrollLeftButton": ("Scroll the tabs left", "Show the tabs hidden on the left"),
+    "ScrollRightButton": ("Scroll the tabs right", "Show the tabs hidden on the right"),
+    "qt_menubar_ext_button": ("More menus", "The menus that do not fit the menu bar"),
+    "qt_toolbar_ext_button": ("More tools", "The tools that do not fit the toolbar"),
+}
+
 
 def _plain(text: str) -> str:
     text = re.sub(r"<[^>]+>", "", text or "")
@@ -62,9 +70,22 @@ def _owner(w: QWidget) -> QWidget | None:
     return None
 
 
+def _tabs(bar: QTabBar) -> str:
+    return ", ".join(_plain(bar.tabText(i)) for i in range(bar.count()))
+
+
 def derived_name(w: QWidget) -> str:
+    if w.objectName() in _QT_HELPERS:
+        return _QT_HELPERS[w.objectName()][0]
     if isinstance(w, QAbstractButton) and _plain(w.text()):
         return _plain(w.text())
+    if isinstance(w, QAbstractButton) and isinstance(w.parentWidget(), QLineEdit):
+        return "Clear"  # the clear button of a line edit
+    if isinstance(w, QTabBar):
+        owner = w.parentWidget()
+        if isinstance(owner, QTabWidget) and owner.accessibleName():
+            return f"{owner.accessibleName()}: tabs"
+        return "Tabs: " + _tabs(w)
     owner = _owner(w)
     if owner is not None:
         base = owner.accessibleName() or derived_name(owner) or "control"
@@ -90,8 +111,16 @@ def derived_name(w: QWidget) -> str:
 
 
 def derived_description(w: QWidget) -> str:
+    if w.objectName() in _QT_HELPERS:
+        return _QT_HELPERS[w.objectName()][1]
     if w.toolTip():
         return _plain(w.toolTip())
+    if isinstance(w, QTabBar):
+        return "Choose a tab: " + _tabs(w)
+    if isinstance(w, QAbstractButton) and isinstance(w.parentWidget(), QLineEdit):
+        return "Clear the text of " + (w.parentWidget().accessibleName() or "the field")
+    if isinstance(w, QHeaderView):
+        return "Column headers; click one to sort or drag to resize"
     owner = _owner(w)
     if owner is not None:
         return owner.accessibleDescription() or derived_description(owner)

@@ -258,8 +258,9 @@ class Help(QObject):
         return d
 
     @staticmethod
-    def focused_anchor() -> str | None:
-        w = QApplication.focusWidget()
+    def focused_anchor(w: QWidget | None = None) -> str | None:
+        """The guide section of the field with the focus (or of `w`): its own or a parent's "guide_anchor"."""
+        w = w if w is not None else QApplication.focusWidget()
         while w is not None:
             anchor = w.property("guide_anchor")
             if anchor:

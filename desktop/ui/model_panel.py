@@ -72,6 +72,8 @@ class ModelPanel(QWidget):
         flag_row.addWidget(self.suggest)
         lay.addLayout(flag_row)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Model review")
+        self.tabs.setAccessibleDescription("The model's evidence to accept, edit or reject, and what-if edits")
         self.evidence = EvidenceCheck()
         self.whatif = WhatIfBox()
         self.tabs.addTab(self.evidence, "Evidence spot-check")

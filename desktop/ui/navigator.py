@@ -283,6 +283,9 @@ class Navigator(QWidget):
         layout.addWidget(self.progress)
         self.tree = QTreeView()
         self.tree.setModel(self.proxy)
+        self.tree.setAccessibleName("Items")
+        self.tree.setAccessibleDescription("The items grouped by passage, with their status; Alt+Down and Alt+Up "
+                                           "move through them")
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setExpandsOnDoubleClick(True)

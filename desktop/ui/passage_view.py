@@ -47,6 +47,10 @@ class PassageView(QTextEdit):
         self.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.TextSelectableByKeyboard)
         self.setWordWrapMode(QTextOption.WrapAtWordBoundaryOrAnywhere)
         self.setFocusPolicy(Qt.StrongFocus)
+        self.setAccessibleName("Passage")
+        self.setAccessibleDescription("The passage, read-only. Select words, then E marks evidence, 1–9 the basis "
+                                      "of alternative A, B, C…, P required paragraphs; click a highlight to "
+                                      "select it, Delete removes it")
         font = QFont(self.font())
         font.setPointSizeF(max(font.pointSizeF(), 11.0))
         self.setFont(font)

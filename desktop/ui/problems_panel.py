@@ -57,7 +57,9 @@ class AlternativeToggles(QWidget):
             b.setAccessibleName(f"{type_name} in {letter(i)}")
             b.setAccessibleDescription(f"Tag “{type_name}” in alternative {letter(i)} only")
             t = colors.theme()
-            b.setStyleSheet(f"QToolButton {{ color: {t.muted}; padding: 0 3px; }}"
+            # auto-raised: drawn on the list (base) or, under the pointer, on a button face
+            idle = colors.readable(colors.readable(t.muted, b.palette().color(b.backgroundRole()).name()), t.base)
+            b.setStyleSheet(f"QToolButton {{ color: {idle}; padding: 0 3px; }}"
                             f"QToolButton:checked {{ background: {t.alternative_fill(i)}; color: {t.on_alternative(i)};"
                             " font-weight: bold; border-radius: 2px; }")
             b.clicked.connect(lambda checked, i=i: self.toggled.emit(i, bool(checked)))
