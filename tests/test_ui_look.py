@@ -251,6 +251,15 @@ def test_underline_lanes_never_reach_the_next_line(qtbot, tmp_path, monkeypatch)
     assert {s.alternative for s in spans if s.role == BASIS} == {0, 1, 2, 3}  # 0_0 has a basis for A–D
     _lanes_clear_of_next_lines(window.passage)
     gap4 = window.passage.line_gap()
+    # the lanes are counted per paragraph: one without bases keeps its lines close
+    lanes = window.passage.paragraph_lanes()
+    assert lanes[0] == 4 and 0 in lanes
+    block = window.passage.document().findBlockByNumber(lanes.index(0))
+    layout = block.layout()
+    assert layout.lineCount() > 1
+    step = layout.lineAt(1).y() - layout.lineAt(0).y()
+    assert abs(step - (layout.lineAt(0).height() + window.passage.line_gap(0))) < 1.5
+    assert window.passage.line_gap(0) < gap4
     # fewer lanes in use: the lines close up again
     window.passage.set_spans([s for s in spans if s.role != BASIS or s.alternative == 0])
     assert window.passage.line_gap() < gap4
@@ -388,6 +397,21 @@ def test_1366x768_wraps_or_scrolls_and_cuts_no_text(qtbot, tmp_path, monkeypatch
             if label.isVisibleTo(window) and label.wordWrap() and label.text() and label.width() > 0:
                 need = label.heightForWidth(label.width())
                 assert need <= label.height() + 2, (tab, label.text()[:60], need, label.height())
+    # the typology's long names wrap in the narrow panel: every line fits the name column
+    window.show_tab("problems")
+    QApplication.processEvents()
+    QApplication.processEvents()
+    tree = window.problems.tree
+    room = tree.header().sectionSize(0) - 3 * tree.indentation() - 12
+    fm = tree.fontMetrics()
+    wrapped = 0
+    for leaf in window.problems._items.values():
+        lines = leaf.text(0).split("\n")
+        wrapped += len(lines) > 1
+        assert all(fm.horizontalAdvance(line) <= room for line in lines), (lines, room)
+        if not leaf.isHidden() and tree.visualItemRect(leaf).height():
+            assert tree.visualItemRect(leaf).height() >= len(lines) * fm.height() - 1
+    assert wrapped  # at 1366×768 some names need two lines
     assert window.difficulty.tom_label.text().endswith("(imported as the combined category)")
     assert "contrasts features (1)." in window.difficulty.ic_note.text()
     # the combo popups are as wide as their longest category; the tooltip names it whole

@@ -60,7 +60,7 @@ class PassageView(QTextEdit):
         self._alternatives = 4
         self._selected_id: int | None = None
         self._gutter = _BAND + 4
-        self._lanes = 0  # underline lanes in use: the highest alternative with a basis, plus one
+        self._lanes: list[int] = []  # per paragraph, the lanes in use: its highest alternative with a basis + 1
 
     # ---- content -------------------------------------------------------------
     def set_passage(self, text: str, spans: list[Span], n_alternatives: int = 4) -> None:
@@ -92,31 +92,52 @@ class PassageView(QTextEdit):
         if self._selected_id is not None and not any(s.id == self._selected_id for s in self._spans):
             self._selected_id = None
         gutter = _BAND + 6 + _COLUMN * self._alternatives
-        lanes = max((s.alternative + 1 for s in self._spans if s.role == BASIS and s.alternative is not None),
-                    default=0)
+        lanes = self._lanes_per_paragraph()
         if gutter != self._gutter or lanes != self._lanes:
             self._gutter, self._lanes = gutter, lanes
             self._space_lines()
         self.viewport().update()
 
-    def line_gap(self) -> float:
-        """Pixels between one line's bottom and the next line's top: room for the lanes in use."""
-        return _LINE_GAP + 1 + self._lanes * (_LANE + _LANE_GAP)
+    def _lanes_per_paragraph(self) -> list[int]:
+        """For each paragraph (text block): the lanes its bases use, i.e. its highest alternative + 1."""
+        block = self.document().begin()
+        out = []
+        bases = [(self._map.to_qt(s.start), self._map.to_qt(s.end), s.alternative + 1) for s in self._spans
+                 if s.role == BASIS and s.alternative is not None]
+        while block.isValid():
+            a, b = block.position(), block.position() + block.length()
+            out.append(max((n for s, e, n in bases if s < b and e > a), default=0))
+            block = block.next()
+        return out
+
+    def paragraph_lanes(self) -> list[int]:
+        return list(self._lanes)
+
+    def line_gap(self, lanes: int | None = None) -> float:
+        """Pixels between one line's bottom and the next line's top with `lanes` lanes in use
+        (default: the paragraph that uses the most)."""
+        if lanes is None:
+            lanes = max(self._lanes, default=0)
+        return _LINE_GAP + 1 + lanes * (_LANE + _LANE_GAP)
 
     def _space_lines(self) -> None:
-        # Room under each line for the lanes in use (so the underline of D never runs through
-        # the next line's letters), and a left gutter.  The distance is added below the line's
-        # own height, whatever the font.
+        # Room under each line for the lanes its paragraph uses (so the underline of D never runs
+        # through the next line's letters, and a paragraph without bases stays compact), and a left
+        # gutter.  The distance is added below the line's own height, whatever the font.
         doc = self.document()
         frame = doc.rootFrame().frameFormat()
         frame.setLeftMargin(self._gutter)
         doc.rootFrame().setFrameFormat(frame)
-        fmt = QTextBlockFormat()
-        fmt.setLineHeight(self.line_gap(), QTextBlockFormat.LineHeightTypes.LineDistanceHeight.value)
-        fmt.setBottomMargin(6)
-        cursor = QTextCursor(doc)
-        cursor.select(QTextCursor.Document)
-        cursor.mergeBlockFormat(fmt)
+        block = doc.begin()
+        i = 0
+        while block.isValid():
+            lanes = self._lanes[i] if i < len(self._lanes) else 0
+            fmt = QTextBlockFormat()
+            fmt.setLineHeight(self.line_gap(lanes), QTextBlockFormat.LineHeightTypes.LineDistanceHeight.value)
+            fmt.setBottomMargin(6)
+            QTextCursor(block).mergeBlockFormat(fmt)
+            block = block.next()
+            i += 1
 
     @property
     def spans(self) -> list[Span]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
@@ -34,6 +34,20 @@ _PER_ALTERNATIVE = (ty.ALTERNATIVES, ty.TEXT_ALTERNATIVES, ty.QUESTION_ALTERNATI
 
 def per_alternative(type_key: str, element: str) -> bool:
     return element in _PER_ALTERNATIVE and type_key != "inconsistency_between_alternatives"
+
+
+def _wrap(text: str, fm, width: int) -> str:
+    """`text` with line breaks so that no line is wider than `width` pixels (words kept whole)."""
+    lines, line = [], ""
+    for word in text.split():
+        candidate = f"{line} {word}" if line else word
+        if line and fm.horizontalAdvance(candidate) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    lines.append(line)
+    return "\n".join(lines)
 
 
 class AlternativeToggles(QWidget):
@@ -164,8 +178,22 @@ class ProblemsPanel(QWidget):
         self.tree.setAccessibleDescription("Problem types by element and tier; tick those the item has. "
                                            "Guide: Shift+F1, or Help → Annotation guide (guide#typology)")
         self.tree.setProperty("guide_anchor", "typology")
-        self.tree.setUniformRowHeights(True)
+        # Long type names wrap in a narrow panel instead of ending in "…".
+        self.tree.setUniformRowHeights(False)
+        self.tree.setTextElideMode(Qt.ElideNone)
+        self.tree.setIndentation(12)
+        th = colors.theme()
+        # Check boxes drawn from the theme: a style's own can vanish on a dark list (dark frame on dark base).
+        self.tree.setStyleSheet(
+            f"QTreeView::indicator {{ width: 12px; height: 12px; border: 1px solid {th.muted}; border-radius: 2px;"
+            f" background: {th.base}; }}"
+            f"QTreeView::indicator:checked {{ background: {th.ok}; border: 1px solid {th.ok}; }}")
         self.tree.setColumnCount(2)  # the tag | the alternatives it is in
+        # Names are wrapped to the column's width by hand: an item view neither wraps its rows'
+        # text reliably nor grows their height, and "…" would cut the type's name.
+        self._full: dict[tuple[str, str], str] = {}
+        self.tree.header().sectionResized.connect(lambda *_: self._rewrap())
+        self.tree.viewport().installEventFilter(self)  # a Stretch section resizes without telling
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Stretch)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
@@ -240,7 +268,7 @@ class ProblemsPanel(QWidget):
                 alts = in_alts.get(key, set())
                 if alts and key not in self.letters:  # imported on an element without letter buttons
                     name += "  (in " + ", ".join(letter(i) for i in sorted(alts)) + ")"
-                leaf.setText(0, name)
+                self._full[key] = name
                 if key in self.letters:
                     self.letters[key].set_state(n_alternatives, alts)
             # Tags this panel has no box for (other annotators' free notes, unknown types).
@@ -256,9 +284,35 @@ class ProblemsPanel(QWidget):
             self.unit_type.setCurrentIndex(max(0, self.unit_type.findData(unit_type)))
             self.multiple_texts.setChecked(bool(multiple_texts))
         finally:
+            self._rewrap()
             self.tree.blockSignals(False)
             self._loading = False
         self.show_acceptability(problems)
+
+    def eventFilter(self, obj, event):
+        if event.type() in (QEvent.Resize, QEvent.Show) and obj is self.tree.viewport():
+            QTimer.singleShot(0, self._rewrap)  # after the header has laid out its sections
+        return False
+
+    def _rewrap(self) -> None:
+        """Each tag's name broken into lines that fit the name column (leaves sit three levels deep)."""
+        from PySide6.QtWidgets import QStyle
+        box = self.tree.style().pixelMetric(QStyle.PM_IndicatorWidth, None, self.tree)
+        width = self.tree.header().sectionSize(0) - 3 * self.tree.indentation() - max(box, 12) - 24
+        if width < 40 or not self._full:
+            return
+        fm = self.tree.fontMetrics()
+        loading, self._loading = self._loading, True
+        blocked = self.tree.blockSignals(True)
+        try:
+            for key, leaf in self._items.items():
+                text = _wrap(self._full.get(key, leaf.text(0)), fm, width)
+                if leaf.text(0) != text:
+                    leaf.setText(0, text)
+        finally:
+            self.tree.blockSignals(blocked)
+            self._loading = loading
+        self.tree.doItemsLayout()  # row heights for the new line counts
 
     def show_acceptability(self, problems: list) -> None:
         name = ty.acceptability(problems)
