@@ -15,6 +15,7 @@ desktop gets dark-friendly colours rather than dark text on a dark window.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from PySide6.QtGui import QColor, QPalette
 
@@ -44,8 +45,20 @@ def _rgb(c) -> tuple[int, int, int]:
     return q.red(), q.green(), q.blue()
 
 
+@lru_cache(maxsize=4096)
+def _luminance_hex(hex_: str) -> float:
+    def lin(v: int) -> float:
+        s = v / 255
+        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
+    r, g, b = _rgb(hex_)
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+
+
 def luminance(c) -> float:
     """Relative luminance (WCAG 2.x) of a colour (hex string or QColor)."""
+    if isinstance(c, str):
+        return _luminance_hex(c)
+
     def lin(v: int) -> float:
         s = v / 255
         return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
@@ -67,6 +80,7 @@ def over(fg, alpha: int, bg) -> str:
     return "#%02X%02X%02X" % tuple(round(a * x + (1 - a) * y) for x, y in zip(f, b))
 
 
+@lru_cache(maxsize=4096)  # a window asks for the same few pairs on every item
 def readable(hex_: str, bg: str, ratio: float = MIN_CONTRAST) -> str:
     """`hex_` darkened (on a light `bg`) or lightened (on a dark one), keeping its hue, until
     it reaches `ratio` against `bg`; unchanged if it already does."""
@@ -207,7 +221,7 @@ def theme_for(palette: QPalette) -> Theme:
     return t
 
 
-_cache: dict[tuple[str, str, str, str], Theme] = {}
+_cache: dict[int, Theme] = {}
 
 
 def theme(palette: QPalette | None = None) -> Theme:
@@ -216,8 +230,7 @@ def theme(palette: QPalette | None = None) -> Theme:
         from PySide6.QtWidgets import QApplication
         app = QApplication.instance()
         palette = app.palette() if app is not None else QPalette()
-    key = tuple(palette.color(r).name() for r in (QPalette.Window, QPalette.Base, QPalette.WindowText,
-                                                     QPalette.Text))
+    key = palette.cacheKey()  # cheap: the window asks on every item and every paint
     t = _cache.get(key)
     if t is None:
         t = _cache[key] = theme_for(palette)

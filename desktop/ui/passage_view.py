@@ -65,13 +65,17 @@ class PassageView(QTextEdit):
     # ---- content -------------------------------------------------------------
     def set_passage(self, text: str, spans: list[Span], n_alternatives: int = 4) -> None:
         """Show a new passage; keeps nothing of the previous one."""
+        self._alternatives = max(n_alternatives, 1)
         if text != self._text:
             self._text = text
             self._map = OffsetMap(text)
             # Qt makes one paragraph break of "\r\n"; a space for the "\r" keeps offsets one to one.
             self.setPlainText(text.replace("\r\n", " \n"))
+            # spacing and gutter for these spans at once: one layout pass, not two
+            self._spans = list(spans)
+            self._lanes = self._lanes_per_paragraph()
+            self._gutter = _BAND + 6 + _COLUMN * self._alternatives
             self._space_lines()
-        self._alternatives = max(n_alternatives, 1)
         self._selected_id = None
         self.set_spans(spans)
         self.verticalScrollBar().setValue(0)
@@ -128,16 +132,20 @@ class PassageView(QTextEdit):
         frame = doc.rootFrame().frameFormat()
         frame.setLeftMargin(self._gutter)
         doc.rootFrame().setFrameFormat(frame)
-        block = doc.begin()
-        i = 0
+        # One format change per run of paragraphs with the same lanes (each change re-lays out).
+        block, i = doc.begin(), 0
         while block.isValid():
             lanes = self._lanes[i] if i < len(self._lanes) else 0
+            cursor = QTextCursor(block)
+            nxt, j = block.next(), i + 1
+            while nxt.isValid() and (self._lanes[j] if j < len(self._lanes) else 0) == lanes:
+                block, nxt, j = nxt, nxt.next(), j + 1
+            cursor.setPosition(block.position(), QTextCursor.KeepAnchor)
             fmt = QTextBlockFormat()
             fmt.setLineHeight(self.line_gap(lanes), QTextBlockFormat.LineHeightTypes.LineDistanceHeight.value)
             fmt.setBottomMargin(6)
-            QTextCursor(block).mergeBlockFormat(fmt)
-            block = block.next()
-            i += 1
+            cursor.mergeBlockFormat(fmt)
+            block, i = nxt, j
 
     @property
     def spans(self) -> list[Span]:

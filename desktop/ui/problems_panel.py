@@ -192,6 +192,7 @@ class ProblemsPanel(QWidget):
         # Names are wrapped to the column's width by hand: an item view neither wraps its rows'
         # text reliably nor grows their height, and "…" would cut the type's name.
         self._full: dict[tuple[str, str], str] = {}
+        self._wrapped: dict[tuple[str, str], tuple[tuple[str, int], str]] = {}
         self.tree.header().sectionResized.connect(lambda *_: self._rewrap())
         self.tree.viewport().installEventFilter(self)  # a Stretch section resizes without telling
         self.tree.header().setStretchLastSection(False)
@@ -304,15 +305,23 @@ class ProblemsPanel(QWidget):
         fm = self.tree.fontMetrics()
         loading, self._loading = self._loading, True
         blocked = self.tree.blockSignals(True)
+        lines_changed = False
         try:
             for key, leaf in self._items.items():
-                text = _wrap(self._full.get(key, leaf.text(0)), fm, width)
-                if leaf.text(0) != text:
+                full = self._full.get(key, leaf.text(0))
+                cached = self._wrapped.get(key)
+                if cached is None or cached[0] != (full, width):
+                    cached = self._wrapped[key] = ((full, width), _wrap(full, fm, width))
+                text = cached[1]
+                old = leaf.text(0)
+                if old != text:
+                    lines_changed |= old.count("\n") != text.count("\n")
                     leaf.setText(0, text)
         finally:
             self.tree.blockSignals(blocked)
             self._loading = loading
-        self.tree.doItemsLayout()  # row heights for the new line counts
+        if lines_changed:
+            self.tree.doItemsLayout()  # row heights for the new line counts
 
     def show_acceptability(self, problems: list) -> None:
         name = ty.acceptability(problems)
