@@ -194,7 +194,9 @@ class HelpWindow(QDialog):
             it.setHidden(not hit)
             shown += hit
         if text:
-            self.count.setText(f"{len(self.matches)} matches in {shown} sections" if self.matches else "no match")
+            n = len(self.matches)
+            self.count.setText(f"{n} match{'es' if n != 1 else ''} in {shown} section{'s' if shown != 1 else ''}"
+                               if n else "no match")
         else:
             self.count.setText("")
         self._at = -1
