@@ -203,6 +203,22 @@ def test_every_text_pair_reaches_4_5_to_1(qtbot, tmp_path, monkeypatch, palette,
                if colors.contrast(f, b) < 4.5]
         assert not low, (tab, low)
     assert seen > 100  # the walk saw the window's texts, not nothing
+    # what other items show: linter suggestions (the found stretch marked), the eligibility banners
+    for item in [r.item_id for r in window.backend.items()]:
+        window.go_to(item)
+        if window.problems.suggestion_rows:
+            break
+    assert window.problems.suggestion_rows
+    for text_format, tab in ((None, window.problems), ("partly continuous", window.difficulty),
+                             ("non-continuous", window.difficulty)):
+        if text_format:
+            window.edit("text_format", text_format)
+        window.tabs.setCurrentWidget(tab)
+        QApplication.processEvents()
+        assert not text_format or window.difficulty.banner.isVisibleTo(window)
+        low = [(where, text, f, b, round(colors.contrast(f, b), 2)) for where, text, f, b in _pairs_drawn(window)
+               if colors.contrast(f, b) < 4.5]
+        assert not low, (window.current, text_format, low)
     _close(window)
 
 
@@ -222,6 +238,14 @@ def test_every_control_has_an_accessible_name_and_description(qtbot, tmp_path, m
     for tab in _all_tabs(window):
         missing = accessibility.missing(window)
         assert missing == [], (tab, "\n".join(missing))
+    # an item with the surface linter's suggestions: their Accept / Dismiss buttons are made per item
+    for item in [r.item_id for r in window.backend.items()]:
+        window.go_to(item)
+        if window.problems.suggestion_rows:
+            break
+    assert window.problems.suggestion_rows
+    missing = accessibility.missing(window)
+    assert missing == [], (window.current, "\n".join(missing))
     dialog = window.help.dialog
     accessibility.ensure(dialog)
     assert accessibility.missing(dialog) == []

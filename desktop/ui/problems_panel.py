@@ -112,6 +112,8 @@ class SuggestionRow(QWidget):
         self.dismiss = QPushButton("Dismiss")
         self.dismiss.setToolTip("Not a problem: the suggestion does not come back")
         self.dismiss.setAccessibleName(f"Dismiss: {name}, {suggestion.where}")
+        self.accept.setAccessibleDescription(self.accept.toolTip())
+        self.dismiss.setAccessibleDescription(self.dismiss.toolTip())
         for b in (self.accept, self.dismiss):
             b.setFocusPolicy(Qt.NoFocus)
             row.addWidget(b, 0, Qt.AlignTop)

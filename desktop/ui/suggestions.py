@@ -6,7 +6,7 @@ answer is stored, as one `problem.add` each (so it has a history row and undoes)
 accepting stores the tag with origin "model-accepted"; dismissing stores it with
 origin "model" and `extra["dismissed"]`, which the typology never counts and the
 EMBRACE writer never writes, and which keeps the suggestion from coming back.
-No Qt here.
+No Qt here, but for the found stretch's two colours, which come from the window's theme.
 """
 from __future__ import annotations
 
