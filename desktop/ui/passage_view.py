@@ -60,6 +60,8 @@ class PassageView(QTextEdit):
         self._alternatives = 4
         self._selected_id: int | None = None
         self._gutter = _BAND + 4
+        self._applied_lanes: list[int] = []  # the spacing the document has now, per paragraph
+        self._applied_gutter: int | None = None
         self._lanes: list[int] = []  # per paragraph, the lanes in use: its highest alternative with a basis + 1
 
     # ---- content -------------------------------------------------------------
@@ -71,6 +73,7 @@ class PassageView(QTextEdit):
             self._map = OffsetMap(text)
             # Qt makes one paragraph break of "\r\n"; a space for the "\r" keeps offsets one to one.
             self.setPlainText(text.replace("\r\n", " \n"))
+            self._applied_lanes, self._applied_gutter = [], None  # a new document: nothing set yet
             # spacing and gutter for these spans at once: one layout pass, not two
             self._spans = list(spans)
             self._lanes = self._lanes_per_paragraph()
@@ -128,17 +131,32 @@ class PassageView(QTextEdit):
         # Room under each line for the lanes its paragraph uses (so the underline of D never runs
         # through the next line's letters, and a paragraph without bases stays compact), and a left
         # gutter.  The distance is added below the line's own height, whatever the font.
+        # Only what changed is set again: each format change re-lays out text, and moving between
+        # the questions of one passage changes the lanes of a paragraph or two, not the gutter.
         doc = self.document()
-        frame = doc.rootFrame().frameFormat()
-        frame.setLeftMargin(self._gutter)
-        doc.rootFrame().setFrameFormat(frame)
-        # One format change per run of paragraphs with the same lanes (each change re-lays out).
+        if self._applied_gutter != self._gutter:
+            frame = doc.rootFrame().frameFormat()
+            frame.setLeftMargin(self._gutter)
+            doc.rootFrame().setFrameFormat(frame)
+            self._applied_gutter = self._gutter
+        applied = self._applied_lanes
+
+        def want(k: int) -> int:
+            return self._lanes[k] if k < len(self._lanes) else 0
+
+        def stale(k: int) -> bool:
+            return k >= len(applied) or applied[k] != want(k)
+
+        # One format change per run of changed paragraphs with the same lanes.
         block, i = doc.begin(), 0
         while block.isValid():
-            lanes = self._lanes[i] if i < len(self._lanes) else 0
+            if not stale(i):
+                block, i = block.next(), i + 1
+                continue
+            lanes = want(i)
             cursor = QTextCursor(block)
             nxt, j = block.next(), i + 1
-            while nxt.isValid() and (self._lanes[j] if j < len(self._lanes) else 0) == lanes:
+            while nxt.isValid() and stale(j) and want(j) == lanes:
                 block, nxt, j = nxt, nxt.next(), j + 1
             cursor.setPosition(block.position(), QTextCursor.KeepAnchor)
             fmt = QTextBlockFormat()
@@ -146,6 +164,7 @@ class PassageView(QTextEdit):
             fmt.setBottomMargin(6)
             cursor.mergeBlockFormat(fmt)
             block, i = nxt, j
+        self._applied_lanes = [want(k) for k in range(doc.blockCount())]
 
     @property
     def spans(self) -> list[Span]:
