@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
     QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
@@ -184,12 +184,13 @@ class ProblemsPanel(QWidget):
         self.tree.setUniformRowHeights(False)
         self.tree.setTextElideMode(Qt.ElideNone)
         self.tree.setIndentation(12)
-        th = colors.theme()
-        # Check boxes drawn from the theme: a style's own can vanish on a dark list (dark frame on dark base).
-        self.tree.setStyleSheet(
-            f"QTreeView::indicator {{ width: 12px; height: 12px; border: 1px solid {th.muted}; border-radius: 2px;"
-            f" background: {th.base}; }}"
-            f"QTreeView::indicator:checked {{ background: {th.ok}; border: 1px solid {th.ok}; }}")
+        if colors.theme().dark and self.tree.style().name().lower() == "fusion":
+            # Fusion outlines a check box in Window.darker(140): on a dark list that is the list's own
+            # colour and the boxes vanish.  A lighter Window for this view alone gives them an edge
+            # (a palette, not a style sheet: a sheet would re-polish every letter button in the tree).
+            pal = self.tree.palette()
+            pal.setColor(QPalette.Window, QColor("#A8A8A8"))
+            self.tree.setPalette(pal)
         self.tree.setColumnCount(2)  # the tag | the alternatives it is in
         # Names are wrapped to the column's width by hand: an item view neither wraps its rows'
         # text reliably nor grows their height, and "…" would cut the type's name.
