@@ -146,6 +146,7 @@ class ModelReview(QObject):
         self.view: ms.ModelView | None = None
         self.tally = AgreementTally()
         self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self.closed = False
         self.tally_loaded = False
         self._whatif_gen = 0
         self._pending: str | None = None  # item whose scores are being computed
@@ -388,6 +389,8 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
+        if self.closed:  # a score queued before the window closed: its database may be closed too
+            return
         if item_id == self._pending:
             self._pending = None
         try:
@@ -554,6 +557,7 @@ class ModelReview(QObject):
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
         if obj is self.window and event.type() == QEvent.Close:
+            self.closed = True
             self.worker.stop()
         return False
 
