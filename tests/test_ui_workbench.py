@@ -89,7 +89,7 @@ def test_annotator_story_survives_close_and_reopen(qtbot, tmp_path):
     assert [(s.role, s.alternative, s.start, s.end, s.annotator) for s in mine] == [
         (BASIS, 1, start, end - 1, "anna")]
     assert text[mine[0].start:mine[0].end] == phrase[:-1]
-    assert "saved" in window.save_label.text()
+    assert "saved" in window.save_label.text().lower()
     basis_b = mine[0].id
 
     # --- the difficulty form: the file's categories are shown; the annotator changes NPar and IC.

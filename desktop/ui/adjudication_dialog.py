@@ -19,9 +19,8 @@ from PySide6.QtWidgets import (
 from desktop.domain.adjudication import is_span_field
 from desktop.domain.agreement import GOLD
 from desktop.store import adjudication
+from desktop.ui import colors
 
-_SAME_AS_GOLD = "#DFF2E1"
-_DIFFERENT = "#FFF4D6"
 
 
 def describe(fld: str, value: Any, text: str) -> str:
@@ -65,10 +64,12 @@ def context_html(text: str, chosen: list, gold: list | None, margin: int = 240) 
             j += 1
         piece = _html(text[lo + i:lo + j]).replace("\n", "<br>")
         style = []
+        t = colors.theme()
         if marks[i] & 1:
-            style.append("background-color:#FFE866")
+            style.append(f"background-color:{t.evidence_bg}; color:{t.evidence_text}")
         if marks[i] & 2:
-            style.append("text-decoration:underline; color:#1B5E20")
+            bg = t.evidence_bg if marks[i] & 1 else t.window
+            style.append(f"text-decoration:underline; color:{colors.readable(t.ok, bg)}")
         out.append(f"<span style='{'; '.join(style)}'>{piece}</span>" if style else piece)
         i = j
     return ("… " if lo > 0 else "") + "".join(out) + (" …" if hi < len(text) else "")
@@ -141,7 +142,7 @@ class AdjudicationDialog(QDialog):
         self.history = QLabel("")
         self.history.setWordWrap(True)
         self.history.setTextFormat(Qt.RichText)
-        self.history.setStyleSheet("color: #444;")
+        self.history.setStyleSheet(f"color: {colors.theme().muted};")
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.adopt_button)
@@ -236,7 +237,9 @@ class AdjudicationDialog(QDialog):
                 cell = QTableWidgetItem(describe(d["field"], value, self.text))
                 cell.setToolTip(f"{who}: {edit_text(d['field'], value)}")
                 if who != GOLD and gold is not None:
-                    cell.setBackground(QColor(_SAME_AS_GOLD if value == gold else _DIFFERENT))
+                    t = colors.theme()
+                    cell.setBackground(QColor(t.key_bg if value == gold else t.banner_bg))
+                    cell.setForeground(QColor(t.text if value == gold else t.banner_text))
                 if who == GOLD:
                     font = cell.font()
                     font.setBold(True)
@@ -310,19 +313,19 @@ class AdjudicationDialog(QDialog):
             value = json.loads(self.editor.toPlainText() or "null")
             ids = adjudication.adjudicate(self.store, self.item, fld, _shape(fld, value))
         except (ValueError, TypeError) as exc:
-            self.message.setText(f"<span style='color:#C62828'>Not saved: {_html(str(exc))}</span>")
+            self.message.setText(f"<span style='color:{colors.theme().error}'>Not saved: {_html(str(exc))}</span>")
             return []
         except Exception as exc:  # the store's refusal (StoreError) is shown, not raised
             from desktop.domain.errors import McqLensError
             if not isinstance(exc, McqLensError):
                 raise
-            self.message.setText(f"<span style='color:#C62828'>Not saved: {_html(str(exc))}</span>")
+            self.message.setText(f"<span style='color:{colors.theme().error}'>Not saved: {_html(str(exc))}</span>")
             return []
         self._done(f"{fld}: the edited version is gold ({len(ids)} change(s) stored).", fld)
         return ids
 
     def _done(self, text: str, fld: str) -> None:
-        self.message.setText(f"<span style='color:#2E7D32'>✓ {_html(text)}</span>")
+        self.message.setText(f"<span style='color:{colors.theme().ok}'>✓ {_html(text)}</span>")
         self.reload()
         if fld in self.fields():
             self.select(fld, GOLD)

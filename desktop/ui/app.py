@@ -43,7 +43,18 @@ def application() -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("MCQ Lens")
         app.setOrganizationName("MCQ Lens")
+        use_palette(app, os.environ.get("MCQLENS_PALETTE", ""))
     return app
+
+
+def use_palette(app: QApplication, name: str) -> None:
+    """MCQLENS_PALETTE=dark|light forces a palette (screenshots, trying the dark look); else the system's."""
+    from desktop.ui import colors
+    name = (name or "").strip().lower()
+    if name not in ("dark", "light"):
+        return
+    app.setStyle("Fusion")  # a style that draws with the palette it is given
+    app.setPalette(colors.dark_palette() if name == "dark" else colors.light_palette())
 
 
 def run(db: str, item: str | None = None, screenshot: str | None = None, annotator: str | None = None,

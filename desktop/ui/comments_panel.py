@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from desktop.domain.changes import STATUSES
 from desktop.domain.model import ANSWERABILITY
 from desktop.domain.time_on_item import IDLE_LIMIT_S
+from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
 
 _ANSWERABILITY_HELP = {
@@ -59,6 +60,7 @@ class CommentsPanel(QWidget):
         for value in STATUSES:
             b = QPushButton(value)
             b.setCheckable(True)
+            b.setToolTip(f"Set this item's status to “{value}” (your status, stored at once)")
             b.clicked.connect(lambda _c, v=value: self._emit("status", v))
             srow.addWidget(b)
             self._status_buttons[value] = b
@@ -73,6 +75,7 @@ class CommentsPanel(QWidget):
                                      "edit is not counted")
         layout.addWidget(self.time_on_item)
         done_next = QPushButton("Done → next unfinished (Ctrl+Enter)")
+        done_next.setToolTip("Mark this item done and open the next item not done")
         done_next.clicked.connect(self.doneAndNext.emit)
         layout.addWidget(done_next)
 
@@ -92,7 +95,8 @@ class CommentsPanel(QWidget):
         self.others = QLabel()
         self.others.setWordWrap(True)
         self.others.setTextInteractionFlags(self.others.textInteractionFlags() | Qt.TextSelectableByMouse)
-        self.others.setStyleSheet("QLabel { color: #444; background: #F4F4F4; padding: 4px; }")
+        t = colors.theme()
+        self.others.setStyleSheet(f"QLabel {{ color: {t.base_text}; background: {t.base}; padding: 4px; }}")
         self.others.hide()
         layout.addWidget(self.others)
         self.list = QListWidget()
@@ -100,13 +104,17 @@ class CommentsPanel(QWidget):
         self.list.setSelectionMode(QAbstractItemView.SingleSelection)
         self.list.setAlternatingRowColors(True)
         self.list.setMaximumHeight(150)
+        self.list.setAccessibleName("Your comments")
+        self.list.setToolTip("Your comments on this item; choose one to edit it below, Delete removes it")
         self.list.currentRowChanged.connect(self._row_chosen)
         QShortcut(QKeySequence.Delete, self.list, self.delete_comment, context=Qt.WidgetShortcut)
         layout.addWidget(self.list)
         self.editing_label = QLabel()
-        self.editing_label.setStyleSheet("color: #555;")
+        self.editing_label.setStyleSheet(f"color: {t.muted};")
         layout.addWidget(self.editing_label)
         self.comment = DebouncedText(placeholder="A comment on this item (saved as you type)")
+        self.comment.setAccessibleName("Comment")
+        self.comment.setAccessibleDescription("The comment being edited; saved as you type")
         self.comment.committed.connect(self._committed)
         layout.addWidget(self.comment, 1)
         self._own: list[str] = []

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain import difficulty as km
+from desktop.ui import colors, guide
 
 NOT_ASSESSED = "— not assessed —"
 
@@ -33,10 +34,25 @@ def _combo(chars: int = 10) -> QComboBox:
     return combo
 
 
+def widen_popup(combo: QComboBox) -> None:
+    """The open list as wide as its longest entry (up to the screen), each entry's full text as its tooltip."""
+    fm = combo.view().fontMetrics()
+    widest = 0
+    for i in range(combo.count()):
+        text = combo.itemText(i)
+        widest = max(widest, fm.horizontalAdvance(text))
+        if not combo.itemData(i, Qt.ToolTipRole):
+            combo.setItemData(i, text, Qt.ToolTipRole)
+    screen = combo.screen()
+    limit = screen.availableGeometry().width() - 40 if screen is not None else 1200
+    combo.view().setMinimumWidth(min(widest + 48, limit))
+
+
 class DifficultyForm(QWidget):
     """Emits `valueChosen(variable, value)`; `set_values` shows an assessment without emitting."""
 
     valueChosen = Signal(str, object)
+    guideRequested = Signal(str)  # a section of the annotation guide ("toi", "principles")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -48,7 +64,8 @@ class DifficultyForm(QWidget):
         outer.addWidget(self.banner)
         self.owner = QLabel()
         self.owner.setWordWrap(True)
-        self.owner.setStyleSheet("color: #666;")
+        t = colors.theme()
+        self.owner.setStyleSheet(f"color: {t.muted};")
         outer.addWidget(self.owner)
         self.total = QLabel()
         self.total.setWordWrap(True)
@@ -56,7 +73,14 @@ class DifficultyForm(QWidget):
         font.setPointSizeF(font.pointSizeF() + 2)
         font.setBold(True)
         self.total.setFont(font)
+        self.total.setTextInteractionFlags(Qt.TextSelectableByMouse)
         outer.addWidget(self.total)
+        principles = QLabel("<a href='principles'>How to score: the assessment principles</a> · "
+                            "<a href='km'>the scale</a>")
+        principles.setWordWrap(True)
+        principles.setToolTip(guide.reference("principles"))
+        principles.linkActivated.connect(self.guideRequested.emit)
+        outer.addWidget(principles)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
@@ -80,7 +104,7 @@ class DifficultyForm(QWidget):
                 self._add_scale(var)
         self.ic_note = QLabel()
         self.ic_note.setWordWrap(True)
-        self.ic_note.setStyleSheet("color: #555; font-size: small;")
+        self.ic_note.setStyleSheet(f"color: {t.muted}; font-size: small;")
         self.form.addRow("", self.ic_note)
         self._refresh()
 
@@ -93,11 +117,21 @@ class DifficultyForm(QWidget):
         line = QHBoxLayout()
         line.addWidget(control, 1)
         line.addWidget(pts)
-        label = QLabel(f"<b>{var.upper()}</b> {km.NAMES[var].lower()}")
+        label = QLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
+                       f" {km.NAMES[var].lower()}")
         label.setWordWrap(True)
-        label.setMaximumWidth(140)
-        label.setToolTip(km.NAMES[var])
+        label.setMaximumWidth(130)
+        label.setToolTip(f"{km.NAMES[var]}: click for its categories and points. {guide.reference(var)}")
+        label.linkActivated.connect(self.guideRequested.emit)
         self.form.addRow(label, line)
+        for w in (control, *control.findChildren(QComboBox)):
+            if isinstance(w, QComboBox):
+                w.setProperty("guide_anchor", guide.anchor_for(var))
+                widen_popup(w)
+        if isinstance(control, QComboBox):
+            control.setAccessibleName(f"{var.upper()}: {km.NAMES[var]}")
+            control.setAccessibleDescription(f"Category of {km.NAMES[var]} with its points. "
+                                             f"{guide.reference(var)}")
 
     def _add_scale(self, var: str) -> None:
         combo = _combo()
@@ -124,25 +158,36 @@ class DifficultyForm(QWidget):
                 combo.addItem(f"{name} ({_pts(p)})", key)
                 combo.setItemData(combo.count() - 1, name, Qt.ToolTipRole)
         combo.activated.connect(lambda _i, v=var: self._chosen(v))
+        if combo.lineEdit() is not None:
+            combo.lineEdit().setAccessibleName(f"{var.upper()}: type a concept")
+            combo.lineEdit().setAccessibleDescription("Type part of a concept's name to find it")
         self.controls[var] = combo
         self._row(var, combo)
 
     def _add_tom(self) -> None:
+        t = colors.theme()
+        # T-Q above T-A: side by side they do not fit a laptop's side panel.
         host = QWidget()
-        line = QHBoxLayout(host)
-        line.setContentsMargins(0, 0, 0, 0)
+        lines = QVBoxLayout(host)
+        lines.setContentsMargins(0, 0, 0, 0)
+        lines.setSpacing(2)
         self.tom_q, self.tom_a = _combo(6), _combo(6)
-        for name, combo in (("T-Q", self.tom_q), ("T-A", self.tom_a)):
+        for name, combo, what in (("T-Q", self.tom_q, "text and question"), ("T-A", self.tom_a, "text and key")):
             combo.setObjectName(f"difficulty_tom_{name[-1].lower()}")
             combo.addItem(f"{name}: —", None)
             for rel in km.RELATIONS:
                 combo.addItem(f"{name}: {km.RELATION_NAMES[rel]}", rel)
             combo.activated.connect(lambda _i: self._tom_chosen())
+            combo.setAccessibleName(f"TOM {name}: match between the {what}")
+            combo.setAccessibleDescription(f"Type of match between the {what}; with the other relation it gives "
+                                           f"the TOM category. {guide.reference('tom')}")
+            line = QHBoxLayout()
             line.addWidget(QLabel(name))
             line.addWidget(combo, 1)
+            lines.addLayout(line)
         self.tom_label = QLabel()
         self.tom_label.setWordWrap(True)
-        self.tom_label.setStyleSheet("color: #555;")
+        self.tom_label.setStyleSheet(f"color: {t.muted};")
         self._row("tom", host)
         self.form.addRow("", self.tom_label)
 
@@ -182,8 +227,9 @@ class DifficultyForm(QWidget):
         if eligible is None or (eligible and not why):
             self.banner.hide()
             return
-        bg = "#FDECEA" if not eligible else "#FFF8E1"
-        fg = "#B71C1C" if not eligible else "#8D6E00"
+        t = colors.theme()
+        bg = t.error_bg if not eligible else t.banner_bg
+        fg = t.error_text if not eligible else t.banner_text
         head = "Not eligible for difficulty evaluation" if not eligible else "Eligible, with a note"
         self.banner.setText(f"<b>{head}:</b> {why}")
         self.banner.setStyleSheet(f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
@@ -240,8 +286,8 @@ class DifficultyForm(QWidget):
     # ---- live total, IC rule, messages --------------------------------------------------------------
     def _refresh(self) -> None:
         values = self._values
-        for combo in (*self.controls.values(), self.tom_q, self.tom_a):
-            combo.setToolTip(combo.currentText())
+        for var, combo in (*self.controls.items(), ("tom", self.tom_q), ("tom", self.tom_a)):
+            combo.setToolTip(f"{combo.currentText()}\n{guide.reference(var)}")
         for var, label in self.points.items():
             value = values.get(var)
             try:
@@ -275,7 +321,7 @@ class DifficultyForm(QWidget):
             todo = ", ".join(v.upper() for v in km.missing(values))
             self.total.setText(f"Total so far: {partial:g}  ·  to score: {todo}")
         errors = [m.text for m in km.validate(values) if m.level == "error"]
-        self.messages.setText("".join(f"<div style='color:#B71C1C'>⚠ {e}</div>" for e in errors))
+        self.messages.setText("".join(f"<div style='color:{colors.theme().error}'>⚠ {e}</div>" for e in errors))
 
     def _apply_ic_rule(self, npar: Any) -> None:
         # NPar 2+ already means synthesis between paragraphs: IC cannot be "compare" then.

@@ -13,6 +13,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
+from desktop.ui import colors
+
 ACCEPT_KEY, EDIT_KEY, REJECT_KEY = "F6", "F7", "F8"
 
 
@@ -57,7 +59,7 @@ class EvidenceCheck(QGroupBox):
         hint = QLabel("The model's evidence is the dashed red outline in the passage "
                       "(the passage sentence most like the question and its predicted alternative).")
         hint.setWordWrap(True)
-        hint.setStyleSheet("color: #555;")
+        hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
         self.text = QLabel()
         self.text.setWordWrap(True)
@@ -80,7 +82,7 @@ class EvidenceCheck(QGroupBox):
         lay.addLayout(row)
         self.tally = QLabel()
         self.tally.setWordWrap(True)
-        self.tally.setStyleSheet("color: #333;")
+
         lay.addWidget(self.tally)
         self.set_evidence(None, "")
 
@@ -92,9 +94,10 @@ class EvidenceCheck(QGroupBox):
         if not text:
             self.text.setText("<i>no model evidence for this item</i>")
         else:
-            mark = {"accepted": " — <b style='color:#2E7D32'>accepted</b>",
-                    "edited": " — <b style='color:#1565C0'>your evidence overlaps it</b>",
-                    "rejected": " — <b style='color:#C62828'>rejected</b>"}.get(state, "")
+            t = colors.theme()
+            mark = {"accepted": f" — <b style='color:{t.ok}'>accepted</b>",
+                    "edited": f" — <b style='color:{t.info}'>your evidence overlaps it</b>",
+                    "rejected": f" — <b style='color:{t.error}'>rejected</b>"}.get(state, "")
             self.text.setText(f"“{_escape(text)}”{mark}")
 
     def set_tally(self, html_text: str) -> None:

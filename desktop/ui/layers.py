@@ -64,7 +64,8 @@ class LayerFilter(QObject):
         self.layer: str | None = None
         self.shown: list[Span] = []
         self.legend = QLabel("")
-        self.legend.setStyleSheet("color: #444;")
+        from desktop.ui import colors
+        self.legend.setStyleSheet(f"color: {colors.theme().muted};")
         window.statusBar().addWidget(self.legend)
         window.passage.viewport().installEventFilter(self)
         self._hook(window.passage)

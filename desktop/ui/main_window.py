@@ -88,9 +88,13 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         from desktop.ui.model_panel import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
         self.model_review = install_model_review(self, self.remembered_model_dir())
+        from desktop.ui.help_window import install_help_menu
+        self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()
         self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
         self.watcher.start_from_now()
+        from desktop.ui import accessibility
+        accessibility.ensure(self)  # every control has a name and a description for screen readers
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -135,6 +139,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.comments.comment.pending.connect(self._typing)
         self.problems.note.pending.connect(self._typing)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Item assessment")
+        self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
         self.tabs.addTab(self.difficulty, "Difficulty")
         self.tabs.addTab(self.problems, "Problems")
         self.tabs.addTab(self.comments, "Comments && status")
@@ -160,7 +166,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
         self.statusBar().addPermanentWidget(self.database_label)
-        self.resize(1580, 960)
+        from desktop.ui.window_fit import initial_size
+        self.resize(*initial_size(self, 1580, 960))
 
 
     def _welcome_page(self) -> QWidget:
@@ -180,8 +187,10 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         row = QHBoxLayout()
         row.addStretch(1)
         imp = QPushButton("Import a file…")
+        imp.setToolTip("Import RACE, EMBRACE, ExpMRC, DREAM or QuAIL items into this database")
         imp.clicked.connect(lambda: self.choose_import())
         demo = QPushButton("Load the demo items")
+        demo.setToolTip("Six demo questions written for MCQ Lens, to look around first")
         demo.clicked.connect(self.load_demo)
         row.addWidget(imp)
         row.addWidget(demo)

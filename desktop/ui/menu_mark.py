@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton
 
 from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
@@ -18,10 +19,11 @@ from desktop.ui import colors
 class MarkMenu:
     def _build_mark_menu(self, action) -> None:
         mark = self.menuBar().addMenu("&Mark")
+        self.mark_menu = mark
         action(mark, "Evidence\tE", lambda: self._mark_button(EVIDENCE))
-        for i in range(4):
-            action(mark, f"Basis of {letter(i)}\t{i + 1}", lambda _=False, i=i: self._mark_button(BASIS, i))
-        action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        self._basis_actions: list = []
+        self._basis_menu_anchor = action(mark, "Required paragraphs\tP", lambda: self._mark_button(REQUIRED))
+        self._basis_menu_rows(4)
         action(mark, "Remove the selected span\tDel", self._remove_selected)
 
     def _build_mark_bar(self) -> QHBoxLayout:
@@ -29,8 +31,10 @@ class MarkMenu:
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
         toolbar.addWidget(QLabel("Mark:"))
+        t = colors.theme()
         ev = QPushButton("Evidence (E)")
-        ev.setStyleSheet(f"QPushButton {{ background: {colors.EVIDENCE_HEX}; padding: 3px 8px; }}")
+        ev.setToolTip("Mark the selected passage words as evidence for the key (E)")
+        ev.setStyleSheet(f"QPushButton {{ background: {t.evidence_bg}; color: {t.evidence_text}; padding: 3px 8px; }}")
         ev.clicked.connect(lambda: self._mark_button(EVIDENCE))
         req = QPushButton("Required ¶ (P)")
         req.setToolTip("Mark the paragraphs of the selection as required paragraphs")
@@ -48,29 +52,51 @@ class MarkMenu:
         toolbar.addWidget(req)
         toolbar.addStretch(1)
         self.span_info = QLabel()
-        self.span_info.setStyleSheet("color: #444;")
+        self.span_info.setStyleSheet(f"color: {t.muted};")
         self.span_info.setMinimumWidth(10)
         self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         toolbar.addWidget(self.span_info)
         toolbar.addWidget(self.remove_button)
         return toolbar
 
+    def _basis_menu_rows(self, n: int) -> None:
+        """The Mark menu's "Basis of A … E" entries, one per alternative of the item, with their keys."""
+        from desktop.ui.mark_keys import basis_key
+        if len(self._basis_actions) == n:
+            return
+        for a in self._basis_actions:
+            self.mark_menu.removeAction(a)
+            a.deleteLater()
+        self._basis_actions = []
+        for i in range(n):
+            a = QAction(f"Basis of {letter(i)}\t{basis_key(i)}", self)
+            a.triggered.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
+            self.mark_menu.insertAction(self._basis_menu_anchor, a)
+            self._basis_actions.append(a)
+
     def _basis_button_row(self, n: int) -> None:
+        self._basis_menu_rows(n)
         if self._basis_buttons.count() == n:
             return
         while self._basis_buttons.count():
             w = self._basis_buttons.takeAt(0).widget()
             if w is not None:
                 w.deleteLater()
+        from desktop.ui.mark_keys import basis_button_text, basis_tooltip
+        t = colors.theme()
         for i in range(n):
             b = QToolButton()
-            b.setText(f"{letter(i)} ({i + 1})")
-            b.setToolTip(f"Basis of alternative {letter(i)}")
-            b.setStyleSheet(f"QToolButton {{ background: {colors.alternative_hex(i)}; color: white;"
+            b.setText(basis_button_text(i))
+            b.setToolTip(basis_tooltip(i))
+            b.setAccessibleName(f"Basis of alternative {letter(i)}")
+            b.setAccessibleDescription(basis_tooltip(i))
+            b.setStyleSheet(f"QToolButton {{ background: {t.alternative_fill(i)}; color: {t.on_alternative(i)};"
                             " font-weight: bold; border-radius: 3px; padding: 3px 6px; }")
             b.setFocusPolicy(Qt.NoFocus)
             b.clicked.connect(lambda _=False, i=i: self._mark_button(BASIS, i))
             self._basis_buttons.addWidget(b)
+
+    # ================================================================ editing
 
     def _mark(self, role: str, alternative: int, start: int, end: int) -> None:
         value: dict[str, Any] = {"role": role, "start": start, "end": end}

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
+from desktop.ui import colors
 from desktop.ui import model_scoring as ms
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
 from desktop.ui.probability_bars import ProbabilityBars, Series
@@ -46,13 +47,16 @@ class ModelPanel(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.RichText)
-        self.status.setStyleSheet("color: #555;")
+        self.status.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(self.status)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
         self.metrics = QLabel()
         self.metrics.setWordWrap(True)
         self.metrics.setTextFormat(Qt.RichText)
+        self.metrics.setToolTip("N: effective number of options (1 = sure … number of alternatives = lost); "
+                                "MI: how much the passage helps, in bits (negative: the passage made the model "
+                                "less sure). Guide: Shift+F1, or Help → Annotation guide (guide#model)")
         lay.addWidget(self.metrics)
         flag_row = QHBoxLayout()
         self.flags = QLabel()
@@ -63,10 +67,13 @@ class ModelPanel(QWidget):
         self.suggest.setToolTip("The shortcut model, without the passage, is sure of the key. "
                                 "Add the typology tag (severe, question) if you agree.")
         self.suggest.setFocusPolicy(Qt.NoFocus)
+        self.suggest.setAccessibleName("Tag answerable without reading")
         self.suggest.hide()
         flag_row.addWidget(self.suggest)
         lay.addLayout(flag_row)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Model review")
+        self.tabs.setAccessibleDescription("The model's evidence to accept, edit or reject, and what-if edits")
         self.evidence = EvidenceCheck()
         self.whatif = WhatIfBox()
         self.tabs.addTab(self.evidence, "Evidence spot-check")
@@ -78,7 +85,7 @@ class ModelPanel(QWidget):
     def set_title(self, name: str | None, detail: str = "") -> None:
         text = f"<b>Model</b> · {html.escape(name)}" if name else "<b>Model</b>"
         if detail:
-            text += f" <span style='color:#777'>({html.escape(detail)})</span>"
+            text += f" <span style='color:{colors.theme().muted}'>({html.escape(detail)})</span>"
         self.title.setText(text)
 
     def set_status(self, text: str) -> None:
@@ -110,19 +117,21 @@ class ModelPanel(QWidget):
         text = " · ".join(parts)
         if folds:
             # The model trained on this item: what is shown is the held-out fold model's answer.
-            text += (f"<br><span style='color:#555'>out of fold: the model trained on this item, so these are "
-                     f"the probabilities of fold {', '.join(map(str, folds))}, which did not</span>")
+            which = ", ".join(map(str, folds))
+            text += (f"<br><span style='color:{colors.theme().muted}'>Out of fold: the default model was trained "
+                     f"on this item, so these are the probabilities of fold {which}'s model, which never saw "
+                     "it in training.</span>")
         elif view.in_sample:
             # No out-of-fold answer applies (the item was edited): the model's own output.
-            text += ("<br><span style='color:#C62828'>in-sample: the model trained on this item (before it was "
+            text += (f"<br><span style='color:{colors.theme().error}'>in-sample: the model trained on this item (before it was "
                      "edited); these probabilities look better than the model is on unseen items</span>")
         self.metrics.setText(text)
         flags = []
         if view.answerable_without_reading:
-            flags.append(f"<span style='color:#C62828'>⚑ <b>answerable without reading?</b></span> "
+            flags.append(f"<span style='color:{colors.theme().error}'>⚑ <b>answerable without reading?</b></span> "
                          f"shortcut N ≤ {ms.SHORTCUT_N_MAX:g} and it picks the key")
         if view.context_barely_helps:
-            flags.append(f"<span style='color:#B26A00'>⚑ <b>context barely helps</b></span> "
+            flags.append(f"<span style='color:{colors.theme().warn}'>⚑ <b>context barely helps</b></span> "
                          f"MI ≤ {ms.LOW_MI_BITS:g} bits")
         self.flags.setText("<br>".join(flags))
         self.suggest.setVisible(suggest)
@@ -141,6 +150,7 @@ class ModelReview(QObject):
         self.view: ms.ModelView | None = None
         self.tally = AgreementTally()
         self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self.closed = False
         self.tally_loaded = False
         self.stopped = False  # the window closed: results still queued are dropped
         self._whatif_gen = 0
@@ -209,6 +219,7 @@ class ModelReview(QObject):
         nav = self.window.navigator
         box = QComboBox()
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
+        box.setAccessibleName("Order of the items")
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
                        "unscored items go last. Filter by flag with the “model” filter.")
         box.setAccessibleName("Item order")
@@ -401,7 +412,7 @@ class ModelReview(QObject):
         return False
 
     def _item_scored(self, item_id: str, preds) -> None:
-        if self.stopped:  # queued before the window closed; its database may be closed already
+        if self.stopped or self.closed:  # queued before the window closed; its database may be closed already
             return
         if item_id == self._pending:
             self._pending = None
@@ -435,7 +446,7 @@ class ModelReview(QObject):
         if item_id == self._pending:
             self._pending = None
         if self.window.current == item_id:
-            self.panel.set_status(f"<span style='color:#C62828'>{html.escape(message)}</span>")
+            self.panel.set_status(f"<span style='color:{colors.theme().error}'>{html.escape(message)}</span>")
 
     def _update_facts(self, item_id: str) -> None:
         if self.window.state is None or self.window.current != item_id:

@@ -217,7 +217,8 @@ class NavModel(QAbstractTableModel):
                     bits.append(f"difficulty total: {f['total']:g}")
             return "\n".join(bits)
         if role == Qt.ForegroundRole and col == 1:
-            return QBrush(QColor(_STATUS_MARK.get(r.status, ("", "#000"))[1]))
+            from desktop.ui.colors import theme
+            return QBrush(QColor(theme().status_text(r.status)))
         return None
 
     def _passage_data(self, p, col: int, role):
@@ -235,7 +236,8 @@ class NavModel(QAbstractTableModel):
             font.setBold(True)
             return font
         if role == Qt.ForegroundRole:
-            return QBrush(QColor("#37474F"))
+            from desktop.ui.colors import theme
+            return QBrush(QColor(theme().base_text))
         return None
 
 
@@ -277,6 +279,9 @@ class Navigator(QWidget):
         self.tree = QTreeView()
         self.tree.setModel(self.model)
         self.tree.setRootIsDecorated(False)
+        self.tree.setAccessibleName("Items")
+        self.tree.setAccessibleDescription("The items grouped by passage, with their status; Alt+Down and Alt+Up "
+                                           "move through them")
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setAccessibleName("Items")

@@ -58,7 +58,10 @@ class ConflictBanner(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("conflictBanner")
-        self.setStyleSheet("#conflictBanner { background: #FFF4D6; border: 1px solid #E0B040; border-radius: 3px; }")
+        from desktop.ui import colors
+        t = colors.theme()
+        self.setStyleSheet(f"#conflictBanner {{ background: {t.banner_bg}; border: 1px solid #E0B040; border-radius: 3px; }}"
+                           f"#conflictBanner QLabel {{ color: {t.banner_text}; }}")
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 3, 6, 3)
         self.label = QLabel()
@@ -66,9 +69,11 @@ class ConflictBanner(QFrame):
         self.label.setTextFormat(Qt.RichText)
         row.addWidget(self.label, 1)
         self.action = QPushButton()
+        self.action.setToolTip("Apply the refused edit again, on what is stored now")
         self.action.clicked.connect(self._act)
         row.addWidget(self.action)
         self.dismiss = QPushButton("Dismiss")
+        self.dismiss.setToolTip("Hide this message")
         self.dismiss.clicked.connect(self.clear)
         row.addWidget(self.dismiss)
         self._then: Callable[[], Any] | None = None

@@ -27,6 +27,7 @@ from desktop.ui.text_spans import (
 
 _LANE = 3.0  # thickness of one alternative's underline lane, px
 _LANE_GAP = 1.0
+_LINE_GAP = 3.0  # room between lines with no lane in use, px
 _BAND = 6  # width of the required-paragraph band
 _COLUMN = 15  # width of one alternative's gutter column
 
@@ -46,6 +47,10 @@ class PassageView(QTextEdit):
         self.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.TextSelectableByKeyboard)
         self.setWordWrapMode(QTextOption.WrapAtWordBoundaryOrAnywhere)
         self.setFocusPolicy(Qt.StrongFocus)
+        self.setAccessibleName("Passage")
+        self.setAccessibleDescription("The passage, read-only. Select words, then E marks evidence, 1–9 the basis "
+                                      "of alternative A, B, C…, P required paragraphs; click a highlight to "
+                                      "select it, Delete removes it")
         font = QFont(self.font())
         font.setPointSizeF(max(font.pointSizeF(), 11.0))
         self.setFont(font)
@@ -55,17 +60,25 @@ class PassageView(QTextEdit):
         self._alternatives = 4
         self._selected_id: int | None = None
         self._gutter = _BAND + 4
+        self._applied_lanes: list[int] = []  # the spacing the document has now, per paragraph
+        self._applied_gutter: int | None = None
+        self._lanes: list[int] = []  # per paragraph, the lanes in use: its highest alternative with a basis + 1
 
     # ---- content -------------------------------------------------------------
     def set_passage(self, text: str, spans: list[Span], n_alternatives: int = 4) -> None:
         """Show a new passage; keeps nothing of the previous one."""
+        self._alternatives = max(n_alternatives, 1)
         if text != self._text:
             self._text = text
             self._map = OffsetMap(text)
             # Qt makes one paragraph break of "\r\n"; a space for the "\r" keeps offsets one to one.
             self.setPlainText(text.replace("\r\n", " \n"))
+            self._applied_lanes, self._applied_gutter = [], None  # a new document: nothing set yet
+            # spacing and gutter for these spans at once: one layout pass, not two
+            self._spans = list(spans)
+            self._lanes = self._lanes_per_paragraph()
+            self._gutter = _BAND + 6 + _COLUMN * self._alternatives
             self._space_lines()
-        self._alternatives = max(n_alternatives, 1)
         self._selected_id = None
         self.set_spans(spans)
         self.verticalScrollBar().setValue(0)
@@ -86,23 +99,72 @@ class PassageView(QTextEdit):
         if self._selected_id is not None and not any(s.id == self._selected_id for s in self._spans):
             self._selected_id = None
         gutter = _BAND + 6 + _COLUMN * self._alternatives
-        if gutter != self._gutter:
-            self._gutter = gutter
+        lanes = self._lanes_per_paragraph()
+        if gutter != self._gutter or lanes != self._lanes:
+            self._gutter, self._lanes = gutter, lanes
             self._space_lines()
         self.viewport().update()
 
+    def _lanes_per_paragraph(self) -> list[int]:
+        """For each paragraph (text block): the lanes its bases use, i.e. its highest alternative + 1."""
+        block = self.document().begin()
+        out = []
+        bases = [(self._map.to_qt(s.start), self._map.to_qt(s.end), s.alternative + 1) for s in self._spans
+                 if s.role == BASIS and s.alternative is not None]
+        while block.isValid():
+            a, b = block.position(), block.position() + block.length()
+            out.append(max((n for s, e, n in bases if s < b and e > a), default=0))
+            block = block.next()
+        return out
+
+    def paragraph_lanes(self) -> list[int]:
+        return list(self._lanes)
+
+    def line_gap(self, lanes: int | None = None) -> float:
+        """Pixels between one line's bottom and the next line's top with `lanes` lanes in use
+        (default: the paragraph that uses the most)."""
+        if lanes is None:
+            lanes = max(self._lanes, default=0)
+        return _LINE_GAP + 1 + lanes * (_LANE + _LANE_GAP)
+
     def _space_lines(self) -> None:
-        # Room under each line for the alternatives' lanes, and a left gutter.
+        # Room under each line for the lanes its paragraph uses (so the underline of D never runs
+        # through the next line's letters, and a paragraph without bases stays compact), and a left
+        # gutter.  The distance is added below the line's own height, whatever the font.
+        # Only what changed is set again: each format change re-lays out text, and moving between
+        # the questions of one passage changes the lanes of a paragraph or two, not the gutter.
         doc = self.document()
-        frame = doc.rootFrame().frameFormat()
-        frame.setLeftMargin(self._gutter)
-        doc.rootFrame().setFrameFormat(frame)
-        fmt = QTextBlockFormat()
-        fmt.setLineHeight(165, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
-        fmt.setBottomMargin(6)
-        cursor = QTextCursor(doc)
-        cursor.select(QTextCursor.Document)
-        cursor.mergeBlockFormat(fmt)
+        if self._applied_gutter != self._gutter:
+            frame = doc.rootFrame().frameFormat()
+            frame.setLeftMargin(self._gutter)
+            doc.rootFrame().setFrameFormat(frame)
+            self._applied_gutter = self._gutter
+        applied = self._applied_lanes
+
+        def want(k: int) -> int:
+            return self._lanes[k] if k < len(self._lanes) else 0
+
+        def stale(k: int) -> bool:
+            return k >= len(applied) or applied[k] != want(k)
+
+        # One format change per run of changed paragraphs with the same lanes.
+        block, i = doc.begin(), 0
+        while block.isValid():
+            if not stale(i):
+                block, i = block.next(), i + 1
+                continue
+            lanes = want(i)
+            cursor = QTextCursor(block)
+            nxt, j = block.next(), i + 1
+            while nxt.isValid() and stale(j) and want(j) == lanes:
+                block, nxt, j = nxt, nxt.next(), j + 1
+            cursor.setPosition(block.position(), QTextCursor.KeepAnchor)
+            fmt = QTextBlockFormat()
+            fmt.setLineHeight(self.line_gap(lanes), QTextBlockFormat.LineHeightTypes.LineDistanceHeight.value)
+            fmt.setBottomMargin(6)
+            cursor.mergeBlockFormat(fmt)
+            block, i = nxt, j
+        self._applied_lanes = [want(k) for k in range(doc.blockCount())]
 
     @property
     def spans(self) -> list[Span]:
@@ -251,6 +313,7 @@ class PassageView(QTextEdit):
         painter.end()
 
     def _paint_under(self, p: QPainter) -> None:
+        t = colors.theme(self.palette())
         p.setPen(Qt.NoPen)
         for s in self._spans:
             if s.role == REQUIRED:
@@ -259,16 +322,45 @@ class PassageView(QTextEdit):
         for s in self._spans:
             if s.role == EVIDENCE and s.origin != MODEL:
                 for r in self._line_rects(s.start, s.end):
-                    p.fillRect(r.adjusted(-1, 0, 1, 1), colors.color(colors.EVIDENCE_HEX, 210))
+                    p.fillRect(r.adjusted(-1, 0, 1, 1), colors.color(t.evidence_bg))
         for s in self._spans:
             if s.role == BASIS and s.alternative is not None:
                 for r in self._line_rects(s.start, s.end):
-                    p.fillRect(r, colors.alternative_color(s.alternative, 48))
+                    p.fillRect(r, colors.alternative_color(s.alternative, colors.TINT_ALPHA))
+
+    def lane_rects(self) -> list[tuple[int, QRectF]]:
+        """(alternative, rectangle) of every underline lane painted, in viewport coordinates."""
+        out = []
+        for s in self._spans:
+            if s.role != BASIS or s.alternative is None:
+                continue
+            for r in self._line_rects(s.start, s.end):
+                y = r.bottom() + 1 + s.alternative * (_LANE + _LANE_GAP)
+                out.append((s.alternative, QRectF(r.left(), y, r.width(), _LANE)))
+        return out
+
+    def line_boxes(self) -> list[QRectF]:
+        """Every laid-out line of the passage (viewport coordinates, top to bottom)."""
+        dx, dy = -self.horizontalScrollBar().value(), -self.verticalScrollBar().value()
+        out = []
+        block = self.document().begin()
+        while block.isValid():
+            layout = block.layout()
+            origin = layout.position()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                out.append(QRectF(origin.x() + line.x() + dx, origin.y() + line.y() + dy,
+                                  line.naturalTextWidth(), line.height()))
+            block = block.next()
+        return out
 
     def _paint_over(self, p: QPainter) -> None:
+        t = colors.theme(self.palette())
         gutter_font = QFont(self.font())
         gutter_font.setBold(True)
         gutter_font.setPointSizeF(max(7.5, self.font().pointSizeF() - 2))
+        for alternative, lane in self.lane_rects():
+            p.fillRect(lane, colors.alternative_color(alternative))
         for s in self._spans:
             if s.role != BASIS or s.alternative is None:
                 continue
@@ -276,31 +368,28 @@ class PassageView(QTextEdit):
             if not rects:
                 continue
             col = colors.alternative_color(s.alternative)
-            lane = s.alternative
-            for r in rects:
-                y = r.bottom() + 1 + lane * (_LANE + _LANE_GAP)
-                p.fillRect(QRectF(r.left(), y, r.width(), _LANE), col)
             # Gutter bracket: a bar over the lines the basis covers, lettered at its top.
-            x = _BAND + 6 + lane * _COLUMN
+            x = _BAND + 6 + s.alternative * _COLUMN
             top, bottom = rects[0].top(), rects[-1].bottom()
             p.fillRect(QRectF(x + 4, top, 3, bottom - top + 4), col)
             badge = QRectF(x, top, _COLUMN - 2, min(16.0, rects[0].height()))
             p.setPen(Qt.NoPen)
             p.setBrush(QBrush(col))
             p.drawRoundedRect(badge, 3, 3)
-            p.setPen(QPen(Qt.white))
+            p.setPen(QPen(colors.color(t.on_alternative(s.alternative))))
             p.setFont(gutter_font)
             p.drawText(badge, Qt.AlignCenter, letter(s.alternative))
+        model = colors.readable(colors.MODEL_HEX, t.base, 3.0)  # a line, not text: 3:1 (WCAG 1.4.11)
         for s in self._spans:
             if s.role == EVIDENCE and s.origin == MODEL:
-                pen = QPen(colors.color(colors.MODEL_HEX), 1.6, Qt.DashLine)
+                pen = QPen(colors.color(model), 1.6, Qt.DashLine)
                 p.setPen(pen)
                 p.setBrush(Qt.NoBrush)
                 for r in self._line_rects(s.start, s.end):
                     p.drawRoundedRect(r.adjusted(-2, -1, 2, 1), 3, 3)
         sel = self.selected_span()
         if sel is not None:
-            p.setPen(QPen(colors.color(colors.SELECTED_HEX), 2.0))
+            p.setPen(QPen(colors.color(t.base_text), 2.0))
             p.setBrush(Qt.NoBrush)
             for r in self._line_rects(sel.start, sel.end):
                 p.drawRect(r.adjusted(-2, -2, 2, 2))

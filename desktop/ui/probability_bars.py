@@ -53,12 +53,13 @@ class ProbabilityBars(QWidget):
         font = QFont(self.font())
         font.setPointSizeF(max(7.5, font.pointSizeF() - 1))
         p.setFont(font)
+        t = colors.theme(self.palette())
         width = self.width() - _LEFT - _RIGHT
         # legend
         x = _LEFT
         for s in self.series:
             p.fillRect(QRectF(x, 3, 10, 9), QColor(s.color))
-            p.setPen(QPen(QColor("#333")))
+            p.setPen(QPen(QColor(t.text)))
             p.drawText(QRectF(x + 13, 0, 120, 15), Qt.AlignLeft | Qt.AlignVCenter, s.label)
             x += 16 + p.fontMetrics().horizontalAdvance(s.label) + 12
         top = 18.0
@@ -68,7 +69,7 @@ class ProbabilityBars(QWidget):
             p.setPen(Qt.NoPen)
             p.setBrush(colors.alternative_color(i))
             p.drawRoundedRect(badge, 3, 3)
-            p.setPen(QPen(Qt.white))
+            p.setPen(QPen(QColor(t.on_alternative(i))))
             bold = QFont(font)
             bold.setBold(True)
             p.setFont(bold)
@@ -77,9 +78,9 @@ class ProbabilityBars(QWidget):
             for j, s in enumerate(self.series):
                 by = y + j * (_BAR_H + _GAP)
                 prob = s.probabilities[i] if i < len(s.probabilities) else 0.0
-                p.fillRect(QRectF(_LEFT, by, width, _BAR_H), QColor("#EEEEEE"))
+                p.fillRect(QRectF(_LEFT, by, width, _BAR_H), QColor(t.track))
                 p.fillRect(QRectF(_LEFT, by, max(1.0, width * prob), _BAR_H), QColor(s.color))
-                p.setPen(QPen(QColor("#222")))
+                p.setPen(QPen(QColor(t.text)))
                 mark = " ◀" if s.predicted == i else ""
                 p.drawText(QRectF(_LEFT + width + 4, by - 2, _RIGHT, _BAR_H + 4), Qt.AlignLeft | Qt.AlignVCenter,
                            f"{100 * prob:4.1f}%{mark}")

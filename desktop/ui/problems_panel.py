@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
     QPushButton, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
@@ -36,6 +36,20 @@ def per_alternative(type_key: str, element: str) -> bool:
     return element in _PER_ALTERNATIVE and type_key != "inconsistency_between_alternatives"
 
 
+def _wrap(text: str, fm, width: int) -> str:
+    """`text` with line breaks so that no line is wider than `width` pixels (words kept whole)."""
+    lines, line = [], ""
+    for word in text.split():
+        candidate = f"{line} {word}" if line else word
+        if line and fm.horizontalAdvance(candidate) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    lines.append(line)
+    return "\n".join(lines)
+
+
 class AlternativeToggles(QWidget):
     """A row of letter buttons on a tag: which alternatives the problem is in."""
 
@@ -54,8 +68,13 @@ class AlternativeToggles(QWidget):
             b.setAutoRaise(True)
             b.setFocusPolicy(Qt.NoFocus)
             b.setToolTip(f"{type_name} in alternative {letter(i)} only")
-            b.setStyleSheet("QToolButton { color: #666; padding: 0 3px; }"
-                            f"QToolButton:checked {{ background: {colors.alternative_hex(i)}; color: white;"
+            b.setAccessibleName(f"{type_name} in {letter(i)}")
+            b.setAccessibleDescription(f"Tag “{type_name}” in alternative {letter(i)} only")
+            t = colors.theme()
+            # auto-raised: drawn on the list (base) or, under the pointer, on a button face
+            idle = colors.readable(colors.readable(t.muted, b.palette().color(b.backgroundRole()).name()), t.base)
+            b.setStyleSheet(f"QToolButton {{ color: {idle}; padding: 0 3px; }}"
+                            f"QToolButton:checked {{ background: {t.alternative_fill(i)}; color: {t.on_alternative(i)};"
                             " font-weight: bold; border-radius: 2px; }")
             b.clicked.connect(lambda checked, i=i: self.toggled.emit(i, bool(checked)))
             row.addWidget(b)
@@ -89,8 +108,12 @@ class SuggestionRow(QWidget):
         row.addWidget(self.label, 1)
         self.accept = QPushButton("Accept")
         self.accept.setToolTip("Store this problem tag (origin: model-accepted)")
+        self.accept.setAccessibleName(f"Accept: {name}, {suggestion.where}")
         self.dismiss = QPushButton("Dismiss")
         self.dismiss.setToolTip("Not a problem: the suggestion does not come back")
+        self.dismiss.setAccessibleName(f"Dismiss: {name}, {suggestion.where}")
+        self.accept.setAccessibleDescription(self.accept.toolTip())
+        self.dismiss.setAccessibleDescription(self.dismiss.toolTip())
         for b in (self.accept, self.dismiss):
             b.setFocusPolicy(Qt.NoFocus)
             row.addWidget(b, 0, Qt.AlignTop)
@@ -116,13 +139,20 @@ class ProblemsPanel(QWidget):
         self.text_format = QComboBox()
         self.text_format.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.text_format.setObjectName("text_format")
+        self.text_format.setToolTip("Continuous, partly continuous, non-continuous or mixed. "
+                                    "Guide: Shift+F1, or Help → Annotation guide (guide#eligibility)")
+        self.text_format.setProperty("guide_anchor", "eligibility")
         self.text_format.addItem(_UNSET, None)
         for f in km.TEXT_FORMATS:
             self.text_format.addItem(f, f)
         self.multiple_texts = QCheckBox("multiple-member text")
+        self.multiple_texts.setToolTip("The passage is made of independent member texts (reviews, letters, ads)")
         self.unit_type = QComboBox()
         self.unit_type.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.unit_type.setObjectName("unit_type")
+        self.unit_type.setToolTip("Is the question about the content, the text's structure or its vocabulary? "
+                                  "Guide: Shift+F1, or Help → Annotation guide (guide#eligibility)")
+        self.unit_type.setProperty("guide_anchor", "eligibility")
         self.unit_type.addItem(_UNSET, None)
         for u in km.UNIT_TYPES:
             self.unit_type.addItem(u, u)
@@ -138,14 +168,36 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.suggestions_title)
         self.suggestions = QListWidget()
         self.suggestions.setVerticalScrollMode(QListWidget.ScrollPerPixel)
+        self.suggestions.setAccessibleName("Surface linter suggestions")
+        self.suggestions.setAccessibleDescription("Problems the linter found; accept to tag, dismiss if fine")
         self.suggestions.currentItemChanged.connect(self._suggestion_chosen)
         layout.addWidget(self.suggestions)
         self.suggestion_rows: list[SuggestionRow] = []
 
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
-        self.tree.setUniformRowHeights(True)
+        self.tree.setAccessibleName("Error typology")
+        self.tree.setAccessibleDescription("Problem types by element and tier; tick those the item has. "
+                                           "Guide: Shift+F1, or Help → Annotation guide (guide#typology)")
+        self.tree.setProperty("guide_anchor", "typology")
+        # Long type names wrap in a narrow panel instead of ending in "…".
+        self.tree.setUniformRowHeights(False)
+        self.tree.setTextElideMode(Qt.ElideNone)
+        self.tree.setIndentation(12)
+        if colors.theme().dark and self.tree.style().name().lower() == "fusion":
+            # Fusion outlines a check box in Window.darker(140): on a dark list that is the list's own
+            # colour and the boxes vanish.  A lighter Window for this view alone gives them an edge
+            # (a palette, not a style sheet: a sheet would re-polish every letter button in the tree).
+            pal = self.tree.palette()
+            pal.setColor(QPalette.Window, QColor("#A8A8A8"))
+            self.tree.setPalette(pal)
         self.tree.setColumnCount(2)  # the tag | the alternatives it is in
+        # Names are wrapped to the column's width by hand: an item view neither wraps its rows'
+        # text reliably nor grows their height, and "…" would cut the type's name.
+        self._full: dict[tuple[str, str], str] = {}
+        self._wrapped: dict[tuple[str, str], tuple[tuple[str, int], str]] = {}
+        self.tree.header().sectionResized.connect(lambda *_: self._rewrap())
+        self.tree.viewport().installEventFilter(self)  # a Stretch section resizes without telling
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, QHeaderView.Stretch)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
@@ -158,6 +210,8 @@ class ProblemsPanel(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addWidget(QLabel("Problems note"))
         self.note = DebouncedText(placeholder="Free-text note on problems (saved as you type)")
+        self.note.setAccessibleName("Problems note")
+        self.note.setAccessibleDescription("A free note on the item's problems; saved as you type")
         self.note.setMaximumHeight(90)
         self.note.committed.connect(lambda text: self._emit("note", text))
         layout.addWidget(self.note)
@@ -179,14 +233,15 @@ class ProblemsPanel(QWidget):
                 tier_item = by_tier.get(t.tier)
                 if tier_item is None:
                     tier_item = QTreeWidgetItem([f"{t.tier or 'no tier'}"])
-                    tier_item.setForeground(0, QBrush(QColor(colors.acceptability_hex(t.tier))))
+                    tier_item.setForeground(0, QBrush(QColor(colors.theme().tier_text(t.tier))))
                     tier_item.setFlags(Qt.ItemIsEnabled)
                     top.addChild(tier_item)
                     by_tier[t.tier] = tier_item
                 leaf = QTreeWidgetItem([t.name])
                 leaf.setFlags(Qt.ItemIsEnabled | Qt.ItemIsUserCheckable)
                 leaf.setCheckState(0, Qt.Unchecked)
-                leaf.setToolTip(0, ty.glossary(t.key))
+                leaf.setToolTip(0, f"{ty.glossary(t.key)}\nGuide: Shift+F1, or Help → Annotation guide "
+                                   f"(guide#typology-{t.tier})")
                 leaf.setData(0, _KEY, (t.key, element))
                 tier_item.addChild(leaf)
                 self._items[(t.key, element)] = leaf
@@ -217,7 +272,7 @@ class ProblemsPanel(QWidget):
                 alts = in_alts.get(key, set())
                 if alts and key not in self.letters:  # imported on an element without letter buttons
                     name += "  (in " + ", ".join(letter(i) for i in sorted(alts)) + ")"
-                leaf.setText(0, name)
+                self._full[key] = name
                 if key in self.letters:
                     self.letters[key].set_state(n_alternatives, alts)
             # Tags this panel has no box for (other annotators' free notes, unknown types).
@@ -233,9 +288,43 @@ class ProblemsPanel(QWidget):
             self.unit_type.setCurrentIndex(max(0, self.unit_type.findData(unit_type)))
             self.multiple_texts.setChecked(bool(multiple_texts))
         finally:
+            self._rewrap()
             self.tree.blockSignals(False)
             self._loading = False
         self.show_acceptability(problems)
+
+    def eventFilter(self, obj, event):
+        if event.type() in (QEvent.Resize, QEvent.Show) and obj is self.tree.viewport():
+            QTimer.singleShot(0, self._rewrap)  # after the header has laid out its sections
+        return False
+
+    def _rewrap(self) -> None:
+        """Each tag's name broken into lines that fit the name column (leaves sit three levels deep)."""
+        from PySide6.QtWidgets import QStyle
+        box = self.tree.style().pixelMetric(QStyle.PM_IndicatorWidth, None, self.tree)
+        width = self.tree.header().sectionSize(0) - 3 * self.tree.indentation() - max(box, 12) - 24
+        if width < 40 or not self._full:
+            return
+        fm = self.tree.fontMetrics()
+        loading, self._loading = self._loading, True
+        blocked = self.tree.blockSignals(True)
+        lines_changed = False
+        try:
+            for key, leaf in self._items.items():
+                full = self._full.get(key, leaf.text(0))
+                cached = self._wrapped.get(key)
+                if cached is None or cached[0] != (full, width):
+                    cached = self._wrapped[key] = ((full, width), _wrap(full, fm, width))
+                text = cached[1]
+                old = leaf.text(0)
+                if old != text:
+                    lines_changed |= old.count("\n") != text.count("\n")
+                    leaf.setText(0, text)
+        finally:
+            self.tree.blockSignals(blocked)
+            self._loading = loading
+        if lines_changed:
+            self.tree.doItemsLayout()  # row heights for the new line counts
 
     def show_acceptability(self, problems: list) -> None:
         name = ty.acceptability(problems)
@@ -247,7 +336,9 @@ class ProblemsPanel(QWidget):
         notes = [p.note for p in problems if p.type == ty.NOTE and p.note]
         where = sorted({(p.alternative, ty.TYPES[p.type].name) for p in ty.counted(problems)
                         if p.alternative is not None and p.type in ty.TYPES})
-        lines = [f"<br>in <b style='color:{colors.alternative_hex(a)}'>{letter(a)}</b>: {name}"
+        th = colors.theme()
+        lines = [f"<br>in <b style='color:{th.alternative_text(a, colors.over(hex_, 40, th.window))}'>"
+                 f"{letter(a)}</b>: {name}"
                  for a, name in where]
         self.acceptability.setText(" · ".join(parts) + "".join(lines)
                                    + "".join(f"<br>note: {n}" for n in notes))
@@ -282,7 +373,7 @@ class ProblemsPanel(QWidget):
         self.suggestions.setVisible(bool(n))
         self.suggestions_title.setText(
             f"<b>Surface linter suggestions ({n})</b> — accept to tag, dismiss if fine" if n
-            else "<span style='color:#666'>Surface linter: no suggestions</span>")
+            else f"<span style='color:{colors.theme().muted}'>Surface linter: no suggestions</span>")
 
     def _suggestion_chosen(self, item, _previous) -> None:
         if item is None:

@@ -35,7 +35,7 @@ class QuestionView(QWidget):
         outer = QVBoxLayout(content)
         outer.setContentsMargins(6, 6, 6, 6)
         self.header = QLabel()
-        self.header.setStyleSheet("color: #555;")
+        self.header.setStyleSheet(f"color: {colors.theme().muted};")
         self.header.setWordWrap(True)
         self.stem = QLabel()
         self.stem.setWordWrap(True)
@@ -53,14 +53,20 @@ class QuestionView(QWidget):
         self.alternatives.setTextFormat(Qt.RichText)
         self.alternatives.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.LinksAccessibleByMouse)
         self.alternatives.linkActivated.connect(self._link)
+        self.alternatives.setAccessibleName("Alternatives")
+        self.stem.setAccessibleName("Question stem")
         outer.addWidget(self.alternatives)
+        t = colors.theme()
         legend = QLabel(
-            "<span style='color:#555'>Legend:</span> "
-            f"<span style='background:{colors.EVIDENCE_HEX}'>&nbsp;evidence&nbsp;</span> &nbsp; "
+            f"<span style='color:{t.muted}'>Legend:</span> "
+            f"<span style='background:{t.evidence_bg}; color:{t.evidence_text}'>&nbsp;evidence&nbsp;</span> &nbsp; "
             "basis of an alternative: <b>its colour</b>, an underline in its own lane and its letter "
             "in the margin &nbsp; "
-            f"<span style='color:{colors.REQUIRED_HEX}'>▌</span>required paragraphs &nbsp; "
-            f"<span style='color:{colors.MODEL_HEX}'>┆model evidence┆</span>")
+            f"<span style='color:{colors.readable(colors.REQUIRED_HEX, t.window)}'>▌required paragraphs</span> &nbsp; "
+            f"<span style='color:{colors.readable(colors.MODEL_HEX, t.window)}'>┆model evidence┆</span>")
+        legend.setAccessibleName("Legend of the passage's marks")
+        legend.setAccessibleDescription("Evidence is a marker background; each alternative's basis has its colour, "
+                                        "its own underline lane and its letter in the margin.")
         legend.setWordWrap(True)
         legend.setTextFormat(Qt.RichText)
         outer.addWidget(legend)
@@ -82,30 +88,33 @@ class QuestionView(QWidget):
 
     def update_counts(self, q: Question) -> None:
         """Each alternative with its key mark and the start of its basis, in the basis colour."""
+        t = colors.theme()
         rows = []
         for i, alternative in enumerate(q.alternatives):
             hex_ = colors.alternative_hex(i)
             text = html.escape(alternative)
             if q.key == i:
-                text = (f"<span style='background:#DDF2E0'><b>{text}</b></span> "
-                        "&nbsp;<span style='color:#2E7D32'><b>✔ key</b></span>")
+                text = (f"<span style='background:{t.key_bg}; color:{t.text}'><b>{text}</b></span> "
+                        f"&nbsp;<span style='color:{t.ok}'><b>✔ key</b></span>")
             elif q.key is not None:
-                text = f"{text} <span style='color:#888'>(distractor)</span>"
+                text = f"{text} <span style='color:{t.muted}'>(distractor)</span>"
             if i in q.unanswerable_alternatives:
-                text += " <span style='color:#888'>(not enough information)</span>"
+                text += f" <span style='color:{t.muted}'>(not enough information)</span>"
             bases = sorted(q.spans_with(BASIS, i), key=lambda s: s.start)
             if bases:
                 quotes = " · ".join(f"“{html.escape(_excerpt(self._text[s.start:s.end]))}”" for s in bases[:2])
                 more = f" (+{len(bases) - 2})" if len(bases) > 2 else ""
-                text += f"<br><span style='color:{hex_}'>basis: <i>{quotes}</i>{more}</span>"
+                text += f"<br><span style='color:{t.alternative_text(i)}'>basis: <i>{quotes}</i>{more}</span>"
             else:
-                text += "<br><span style='color:#999'>no basis marked</span>"
-            badge = (f"<a href='basis:{i}' style='color:white; text-decoration:none'>"
+                text += f"<br><span style='color:{t.muted}'>no basis marked</span>"
+            badge = (f"<a href='basis:{i}' style='color:{t.on_alternative(i)}; text-decoration:none'>"
                      f"<b>&nbsp;{letter(i)}&nbsp;</b></a>")
             rows.append(f"<tr><td bgcolor='{hex_}' align='center' valign='top' width='26'>{badge}</td>"
                         f"<td valign='top'>{text}</td></tr>")
         self.alternatives.setText("<table cellspacing='4' cellpadding='2'>" + "".join(rows) + "</table>")
         self.alternatives.setToolTip("Click a letter to mark the selected passage text as that alternative's basis")
+        self.alternatives.setAccessibleDescription(
+            "; ".join(f"{letter(i)}: {a}" + (" (key)" if q.key == i else "") for i, a in enumerate(q.alternatives)))
 
     def _link(self, href: str) -> None:
         if href.startswith("basis:"):

@@ -6,7 +6,7 @@ answer is stored, as one `problem.add` each (so it has a history row and undoes)
 accepting stores the tag with origin "model-accepted"; dismissing stores it with
 origin "model" and `extra["dismissed"]`, which the typology never counts and the
 EMBRACE writer never writes, and which keeps the suggestion from coming back.
-No Qt here.
+No Qt here, but for the found stretch's two colours, which come from the window's theme.
 """
 from __future__ import annotations
 
@@ -74,8 +74,18 @@ def _excerpt(t: ProblemTag, question: Question, passage_text: str) -> str:
     a, b = max(0, t.start - CONTEXT), min(len(s), t.end + CONTEXT)
     found = s[t.start:t.end].replace(" ", "␣") or "▴"  # a space or a gap must stay visible
     return ("…" if a else "") + html.escape(s[a:t.start]) + \
-        f"<b style='background:#FFD6D6; color:#8B0000'>{html.escape(found)}</b>" + \
+        f"<b style='background:{_found()[0]}; color:{_found()[1]}'>{html.escape(found)}</b>" + \
         html.escape(s[t.end:b]) + ("…" if b < len(s) else "")
+
+
+def _found() -> tuple[str, str]:
+    """The marker of what the linter found: from the window's theme when there is one."""
+    try:
+        from desktop.ui.colors import theme  # Qt: only when the window asks
+        t = theme()
+        return t.found_bg, t.found_text
+    except ImportError:  # pragma: no cover - no Qt installed
+        return "#FFD6D6", "#8B0000"
 
 
 def change_value(t: ProblemTag, passage_len: int, accept: bool) -> dict[str, Any]:

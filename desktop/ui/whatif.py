@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain.model import letter
+from desktop.ui import colors
 from desktop.ui.model_scoring import NOTA_TEXT
 from desktop.ui.probability_bars import ProbabilityBars, Series
 
@@ -30,19 +31,23 @@ class WhatIfBox(QGroupBox):
         hint = QLabel("Edit an alternative in a scratch copy, or put NOTA in its place: the shortcut (Q+{O}) "
                       "probabilities follow as you type. The stored item is not changed.")
         hint.setWordWrap(True)
-        hint.setStyleSheet("color: #555;")
+        hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
         row = QHBoxLayout()
         self.which = QComboBox()
         self.which.setToolTip("The alternative to change in the scratch copy")
+        self.which.setAccessibleName("What if: alternative")
         self.which.currentIndexChanged.connect(self._show_text)
         self.text = QLineEdit()
         self.text.setPlaceholderText("alternative text")
+        self.text.setAccessibleName("What if: alternative text")
+        self.text.setToolTip("Edit the alternative in the scratch copy; the stored item is not changed")
         self.text.textEdited.connect(self._edited)
         self.nota = QPushButton("NOTA")
         self.nota.setToolTip(f"Put “{NOTA_TEXT}” in place of this alternative")
         self.nota.clicked.connect(self.put_nota)
         self.reset_button = QPushButton("Reset")
+        self.reset_button.setToolTip("Bring the scratch copy back to the stored alternatives")
         self.reset_button.clicked.connect(self.reset)
         row.addWidget(self.which)
         row.addWidget(self.text, 1)
@@ -52,7 +57,7 @@ class WhatIfBox(QGroupBox):
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
         self.note = QLabel()
-        self.note.setStyleSheet("color: #555;")
+        self.note.setStyleSheet(f"color: {colors.theme().muted};")
         self.note.setWordWrap(True)
         lay.addWidget(self.note)
         self.original: list[str] = []
