@@ -6,10 +6,12 @@ A mixin of `MainWindow` (desktop/ui/main_window.py): the methods use its widgets
 """
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from desktop.domain.errors import McqLensError
 from desktop.store.conflicts import StaleEditError
+from desktop.ui import colors
 from desktop.ui.other_windows import describe, when
 
 
@@ -26,6 +28,7 @@ class Editing:
         item = self.current
         # What the widget showed: another window's edit since then refuses this one (StaleEditError).
         expect = self.backend.shown(self.state, field, value)
+        words = self._words(field, value)  # read before the store changes what it describes
         try:
             hid = self.backend.apply(item, field, value, expect)
         except StaleEditError as exc:
@@ -38,7 +41,7 @@ class Editing:
                 self._error(f"Not saved: {exc}")
                 self._safe_refresh()
             return None
-        self._saved(hid, f"{field}")
+        self._saved(hid, words)
         if self.banner.item == item:  # a newer edit of the item: the old offer would undo it
             self.banner.clear()
         self._refresh()
@@ -89,7 +92,8 @@ class Editing:
 
     def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
         self.banner.warn(text, action, then, item)
-        self.save_label.setText("<span style='color:#B00020'>✗ not saved</span> (see the message above the passage)")
+        self.save_label.setText(f"<span style='color:{colors.theme().error}'>✗ not saved</span> "
+                                "(see the message above the passage)")
         self.statusBar().showMessage(text, 15000)
 
     def tell(self, text: str) -> None:
@@ -116,10 +120,25 @@ class Editing:
         self.last_saved = hid
         if getattr(self, "watcher", None) is not None:
             self.watcher.mark_own(hid)
-        self.save_label.setText(f"<span style='color:#2E7D32'>✓ saved</span> {what} · #{hid}")
+        ok = colors.theme().ok
+        head, _, rest = what.partition(": ")
+        self.save_label.setText(f"<span style='color:{ok}'>✓ {html.escape(head)}:</span> {html.escape(rest)}")
+        self.save_label.setToolTip(f"{what} (history #{hid}; Ctrl+Z undoes)")
 
     def _typing(self) -> None:
-        self.save_label.setText("<span style='color:#B26A00'>● typing… (saved when you pause)</span>")
+        self.save_label.setText(f"<span style='color:{colors.theme().warn}'>● typing… (saved when you pause)</span>")
+
+    def _words(self, field: str, value: Any) -> str:
+        """The edit as the annotator would say it ("basis of B added"), read before it is stored."""
+        from desktop.ui.change_words import words
+        old = None
+        if isinstance(value, dict) and "id" in value and self.state is not None:
+            rows = self.state.question.spans if field.startswith("span.") else self.state.question.problems
+            hit = next((r for r in rows if r.id == value["id"]), None)
+            old = dict(vars(hit)) if hit is not None else None
+            if field == "span.update" and old is not None:
+                value = {**old, **value}
+        return "Saved: " + words(field, value, old)
 
     def _refresh(self, item_id: str | None = None) -> None:
         """Reload the current item from the store, and its navigator row."""

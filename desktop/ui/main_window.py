@@ -141,6 +141,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Item assessment")
         self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
+        self.tabs.setAccessibleName("Item assessment")
+        self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
         self.tabs.addTab(self.difficulty, "Difficulty")
         self.tabs.addTab(self.problems, "Problems")
         self.tabs.addTab(self.comments, "Comments && status")

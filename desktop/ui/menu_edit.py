@@ -29,7 +29,8 @@ class EditMenu:
         if row is None:
             self.statusBar().showMessage(f"Nothing to be {verb}.", 3000)
             return
-        self._saved(row.id, f"{verb}: {row.field}")
+        from desktop.ui.change_words import history_words
+        self._saved(row.id, history_words(row))
         if row.item and row.item != self.current:
             self._refresh(row.item)
             self.navigator.select(row.item)
