@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -142,7 +143,7 @@ class Navigation:
         self._c = connection
         # facts of an item without annotations or predictions (no row in temp.item_facts)
         self.defaults = dict(defaults or {"acceptability": None, "eligible": None, "total": None})
-        with self._c.lock:
+        with self._temp_writes():
             for sql in (
                     "CREATE TEMP TABLE IF NOT EXISTS item_facts (qrowid INTEGER PRIMARY KEY, acceptability TEXT, "
                     "eligible INTEGER, total REAL, shortcut_n REAL, mi_bits REAL)",
@@ -158,6 +159,23 @@ class Navigation:
         self.annotator = ""
         self._searched: set[str] = set()
         self._sizes: dict[tuple, int] = {}  # query -> how many items it lets through (plan choice)
+
+
+    @contextmanager
+    def _temp_writes(self):
+        """The store's lock, and writes to this connection's TEMP tables allowed: a store opened
+        read-only through `PRAGMA query_only` (desktop/store/connection.py) refuses even those,
+        though they never touch the database file."""
+        with self._c.lock:
+            conn = self._c.conn
+            locked = conn.execute("PRAGMA query_only").fetchone()[0]
+            if locked:
+                conn.execute("PRAGMA query_only = OFF")
+            try:
+                yield
+            finally:
+                if locked:
+                    conn.execute("PRAGMA query_only = ON")
 
     def invalidate(self) -> None:
         """Items were imported: search hits and query sizes are read again."""
@@ -188,7 +206,7 @@ class Navigation:
             rows.append((rid, f.get("acceptability"), None if eligible is None else int(bool(eligible)),
                          f.get("total"), f.get("shortcut_n"), f.get("mi_bits")))
             flags += [(flag, rid) for flag in f.get("model_flags", ())]
-        with self._c.lock:
+        with self._temp_writes():
             conn = self._c.conn
             conn.executemany("DELETE FROM temp.item_flags WHERE qrowid = ?", [(r[0],) for r in rows])
             conn.executemany("INSERT OR REPLACE INTO temp.item_facts VALUES (?,?,?,?,?,?)", rows)
@@ -216,7 +234,7 @@ class Navigation:
 
     def put_filter_ids(self, name: str, item_ids: Iterable[str]) -> None:
         """The items a Python-computed filter lets through (see item_filters.IdsFilter)."""
-        with self._c.lock:
+        with self._temp_writes():
             conn = self._c.conn
             conn.execute("DELETE FROM temp.filter_ids WHERE name = ?", (name,))
             conn.execute("INSERT OR IGNORE INTO temp.filter_ids SELECT ?, rowid FROM questions "
@@ -247,7 +265,7 @@ class Navigation:
         """The rowids of the items `text` finds, kept in a TEMP table for the pages and counts."""
         if text not in self._searched:
             sql, params = search_rowids(text)
-            with self._c.lock:
+            with self._temp_writes():
                 conn = self._c.conn
                 conn.execute("DELETE FROM temp.search_hits")
                 conn.execute(f"INSERT OR IGNORE INTO temp.search_hits SELECT ?, rowid FROM ({sql})", [text, *params])
@@ -278,7 +296,7 @@ class Navigation:
         if query.order == "import" or self._sorted_by == query.order:
             return
         column = {"shortcut_n": "shortcut_n", "mi_bits": "mi_bits"}[query.order]
-        with self._c.lock:
+        with self._temp_writes():
             conn = self._c.conn
             conn.execute("DELETE FROM temp.nav_sort")
             conn.execute(
