@@ -115,7 +115,7 @@ def test_annotate_refuses_values_no_export_could_write(green_db, tmp_path):
     assert len(answers) == len(bad) and all(a.startswith(f"error: line {i}: ") for i, a in enumerate(answers, 1)), \
         answers
     for a, word in zip(answers, ["invalid UTF-8", "lone surrogate", "out of range", "duplicate key",
-                                 "unknown TOI category 'bogus'", "unknown difficulty variable", "unknown problem type",
+                                 "unknown TOI category 'bogus'", "difficulty.size: unknown field", "unknown problem type",
                                  "extra must be an object", "nested more than", "text_format is one of"]):
         assert word in a, a
     assert sha(green_db) == before  # nothing written
