@@ -42,7 +42,7 @@ def test_cycles_made_on_a_worker_are_collected_on_the_gui_thread(qtbot):
     worker.start()
     worker.join()
     assert destroyed_on == []  # the worker allocated past every threshold, but collected nothing
-    before = collector.collections
-    qtbot.waitUntil(lambda: collector.collections > before, timeout=20000)  # a loaded machine delays timers
-    qtbot.waitUntil(lambda: len(destroyed_on) > 0, timeout=20000)
+    # what matters is where the cycles die, not which collection freed them: in the full suite
+    # another test's gc.collect() on the GUI thread may get there before the collector's timer
+    qtbot.waitUntil(lambda: len(destroyed_on) > 0, timeout=20000)  # a loaded machine delays timers
     assert set(destroyed_on) == {threading.main_thread().name}
