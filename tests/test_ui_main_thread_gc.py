@@ -31,7 +31,9 @@ def test_cycles_made_on_a_worker_are_collected_on_the_gui_thread(qtbot):
     refs = []
 
     def make_garbage():
-        for _ in range(3 * collector.thresholds[0]):  # far past the threshold of generation 0
+        # far past the threshold of generation 0 (at least CPython's default 700: a threshold of 0
+        # set by some library before the collector was installed would make no garbage at all)
+        for _ in range(3 * max(collector.thresholds[0], 700)):
             a, b = Node(), []
             b.append(b)
             a.cycle = (a, b)  # a PySide6 object inside a reference cycle
@@ -45,4 +47,5 @@ def test_cycles_made_on_a_worker_are_collected_on_the_gui_thread(qtbot):
     # what matters is where the cycles die, not which collection freed them: in the full suite
     # another test's gc.collect() on the GUI thread may get there before the collector's timer
     qtbot.waitUntil(lambda: len(destroyed_on) > 0, timeout=20000)  # a loaded machine delays timers
+    print(f'collector thresholds {collector.thresholds}, gc counts {gc.get_count()}')
     assert set(destroyed_on) == {threading.main_thread().name}
