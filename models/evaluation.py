@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -29,14 +28,7 @@ SETS = ("race-test-high", "race-test-middle", "race-test", "expmrc", "embrace", 
 N_SHORTCUT_MAX = 2.0
 
 
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    if n == 0:
-        return (float("nan"), float("nan"))
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
+from models.report import wilson  # one 95% interval for the report and the GPU evaluation
 
 
 def set_of(row: dict) -> list[str]:
