@@ -29,8 +29,10 @@ def _sha(path: Path) -> str:
     return h.hexdigest()
 
 
-def split(path: str | Path, out_dir: str | Path, part_bytes: int) -> Path:
-    """FILE → OUT_DIR/FILE.partNNN + manifest.json (name, size, digest of the whole and of each part)."""
+def split(path: str | Path, out_dir: str | Path, part_bytes: int, first_bytes: int | None = None) -> Path:
+    """FILE → OUT_DIR/FILE.partNNN + manifest.json (name, size, digest of the whole and of each part).
+
+    `first_bytes`: a first part of another size (the call that carries it also carries the data)."""
     path, out = Path(path), Path(out_dir)
     if part_bytes <= 0:
         raise ValueError("part size must be positive")
@@ -39,7 +41,7 @@ def split(path: str | Path, out_dir: str | Path, part_bytes: int) -> Path:
     with open(path, "rb") as f:
         i = 0
         while True:
-            block = f.read(part_bytes)
+            block = f.read(first_bytes if (i == 0 and first_bytes) else part_bytes)
             if not block:
                 break
             name = f"{path.name}.part{i:03d}"
@@ -100,6 +102,7 @@ def main(argv=None) -> int:
     s.add_argument("file")
     s.add_argument("out_dir")
     s.add_argument("--part-mb", type=float, default=45.0, help="MB per part (16 or less to bring back)")
+    s.add_argument("--first-mb", type=float, default=0, help="MB of the first part (default: --part-mb)")
     j = sub.add_parser("join")
     j.add_argument("manifest")
     j.add_argument("out_file")
@@ -108,7 +111,8 @@ def main(argv=None) -> int:
     h.add_argument("out_dir")
     args = ap.parse_args(argv)
     if args.cmd == "split":
-        print(split(args.file, args.out_dir, int(args.part_mb * 1_000_000)))
+        print(split(args.file, args.out_dir, int(args.part_mb * 1_000_000),
+                    int(args.first_mb * 1_000_000) if args.first_mb else None))
     elif args.cmd == "join":
         print(join(args.manifest, args.out_file))
     else:

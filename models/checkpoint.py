@@ -23,8 +23,11 @@ def save(model, out_dir: str | Path, backbone: str | Path, extra: dict | None = 
     state = {k: v.detach().to("cpu").half().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out / "model.safetensors"))
     from models.mc_model import HFEncoder
+    from models.mpnet import MPNetEncoder
 
-    if isinstance(model.encoder, HFEncoder):  # any transformers encoder: its own config
+    if isinstance(model.encoder, MPNetEncoder):
+        cfg = {**model.encoder.config_dict(), "encoder": "mpnet", "pooling": model.pooling, **(extra or {})}
+    elif isinstance(model.encoder, HFEncoder):  # any transformers encoder: its own config
         cfg = {**model.encoder.config_dict(), "encoder": "hf", "pooling": model.pooling, **(extra or {})}
     else:
         cfg = {"model_type": "bert", **asdict(model.config), "pooling": model.pooling, **(extra or {})}
@@ -44,7 +47,11 @@ def load(directory: str | Path):
 
     directory = Path(directory)
     cfg = json.loads((directory / "config.json").read_text())
-    if cfg.get("encoder") == "hf":
+    if cfg.get("encoder") == "mpnet":
+        from models.mpnet import MPNetConfig, MPNetEncoder
+
+        model = MultipleChoiceModel(MPNetEncoder(MPNetConfig.from_dict(cfg)), pooling=cfg.get("pooling", "cls"))
+    elif cfg.get("encoder") == "hf":
         hf = {k: v for k, v in cfg.items() if k not in ("encoder", "pooling", "max_length", "formats", "training")}
         model = MultipleChoiceModel(HFEncoder.from_config(hf), pooling=cfg.get("pooling", "cls"))
     else:

@@ -214,8 +214,15 @@ def model_type(path: str | Path) -> str:
 
 
 def load_encoder(path: str | Path):
-    """A BERT directory as `ClassicBert` (exported with fused attention); any other encoder as `HFEncoder`."""
-    return load_bert(path) if model_type(path) == "bert" else HFEncoder.from_pretrained(path)
+    """A BERT directory as `ClassicBert` (exported with fused attention), an MPNet one as
+    `models.mpnet.MPNetEncoder` (fused attention with its position bias, its own ONNX
+    builder); any other encoder as `HFEncoder`."""
+    kind = model_type(path)
+    if kind == "mpnet":
+        from models.mpnet import load_pretrained
+
+        return load_pretrained(path)
+    return load_bert(path) if kind == "bert" else HFEncoder.from_pretrained(path)
 
 
 def _strip_prefix(state: dict) -> dict:
@@ -267,7 +274,7 @@ class MultipleChoiceModel(nn.Module):
         b, o, t = input_ids.shape
         ids = input_ids.reshape(b * o, t)
         mask = attention_mask.reshape(b * o, t)
-        if isinstance(self.encoder, HFEncoder) and not self.encoder.uses_token_types:
+        if not getattr(self.encoder, "uses_token_types", True):
             types = None
         else:
             types = torch.zeros_like(ids) if token_type_ids is None else token_type_ids.reshape(b * o, t)
@@ -280,7 +287,7 @@ class MultipleChoiceModel(nn.Module):
         return self.scorer(self.dropout(pooled)).reshape(b, o)
 
     def describe(self) -> dict:
-        cfg = self.encoder.config_dict() if isinstance(self.encoder, HFEncoder) else asdict(self.config)
+        cfg = self.encoder.config_dict() if hasattr(self.encoder, "config_dict") else asdict(self.config)
         return {"encoder": cfg, "pooling": self.pooling}
 
 

@@ -96,8 +96,14 @@ def encode_all(tokenizer, records, formats, max_length, chunk: int = 256) -> lis
     return out
 
 
-def batches(items: list[Encoded], max_tokens: int, max_questions: int, shuffle: bool, rng: random.Random):
-    """Length-bucketed batches: little padding, a bounded number of tokens per step."""
+def batches(items: list[Encoded], max_tokens: int, max_questions: int, shuffle: bool, rng: random.Random,
+            group: int = 1):
+    """Length-bucketed batches: little padding, a bounded number of tokens per step.
+
+    With `group` > 1 (the number of data-parallel ranks) the batches are shuffled in runs
+    of `group` neighbours in length, so the batches that the ranks run in one step are of
+    about the same length: a step waits for its slowest rank.
+    """
     order = sorted(range(len(items)), key=lambda i: items[i].length)
     out, cur, cur_len, cur_opts = [], [], 0, 0
     for i in order:
@@ -112,19 +118,28 @@ def batches(items: list[Encoded], max_tokens: int, max_questions: int, shuffle: 
     if cur:
         out.append(cur)
     if shuffle:
-        rng.shuffle(out)
+        runs = [out[i:i + group] for i in range(0, len(out), max(1, group))]
+        rng.shuffle(runs)
+        out = [b for run in runs for b in run]
     return out
 
 
+PAD_MULTIPLE = 8  # token widths padded to a multiple of 8: the fused attention kernels' alignment
+
+
 def collate(items: list[Encoded], idx: list[int], torch, pad_id: int = 0, cls_sep=(101, 102)):
+    """[B, O, T] int64 tensors (ids, types, mask), the option mask and the keys of a batch."""
+    import numpy as np
+
     n_opt = max(len(items[i].ids) for i in idx)
     length = max(items[i].length for i in idx)
+    length = -(-length // PAD_MULTIPLE) * PAD_MULTIPLE
     B = len(idx)
-    ids = torch.full((B, n_opt, length), pad_id, dtype=torch.long)
-    types = torch.zeros((B, n_opt, length), dtype=torch.long)
-    mask = torch.zeros((B, n_opt, length), dtype=torch.long)
-    opt_mask = torch.zeros((B, n_opt), dtype=torch.bool)
-    keys = torch.full((B,), -100, dtype=torch.long)
+    ids = np.full((B, n_opt, length), pad_id, dtype=np.int64)
+    types = np.zeros((B, n_opt, length), dtype=np.int64)
+    mask = np.zeros((B, n_opt, length), dtype=np.int64)
+    opt_mask = np.zeros((B, n_opt), dtype=bool)
+    keys = np.full((B,), -100, dtype=np.int64)
     for b, i in enumerate(idx):
         it = items[i]
         for o in range(n_opt):
@@ -132,13 +147,36 @@ def collate(items: list[Encoded], idx: list[int], torch, pad_id: int = 0, cls_se
                 seq, tt = it.ids[o], it.types[o]
                 opt_mask[b, o] = True
             else:  # an absent alternative: a harmless [CLS][SEP], masked out of the softmax
-                seq, tt = list(cls_sep), [0, 0]
-            ids[b, o, : len(seq)] = torch.tensor(seq)
-            types[b, o, : len(tt)] = torch.tensor(tt)
-            mask[b, o, : len(seq)] = 1
+                seq, tt = cls_sep, (0, 0)
+            n = len(seq)
+            ids[b, o, :n] = seq
+            types[b, o, :n] = tt
+            mask[b, o, :n] = 1
         if it.key is not None:
             keys[b] = it.key
-    return ids, types, mask, opt_mask, keys
+    return (torch.from_numpy(ids), torch.from_numpy(types), torch.from_numpy(mask), torch.from_numpy(opt_mask),
+            torch.from_numpy(keys))
+
+
+def prefetched(items, batch_list, torch, device, ahead: int = 3):
+    """(index list, tensors on `device`) per batch, collated on a helper thread `ahead` batches
+    early so the GPU does not wait for Python (pinned memory, asynchronous copies)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuda = str(device).startswith("cuda")
+
+    def make(idx):
+        t = collate(items, idx, torch)
+        return tuple(x.pin_memory() for x in t) if cuda else t
+
+    with ThreadPoolExecutor(1) as pool:
+        futures = [pool.submit(make, idx) for idx in batch_list[:ahead]]
+        for n, idx in enumerate(batch_list):
+            t = futures[n].result()
+            futures[n] = None
+            if n + ahead < len(batch_list):
+                futures.append(pool.submit(make, batch_list[n + ahead]))
+            yield idx, tuple(x.to(device, non_blocking=True) for x in t)
 
 
 # ---------------------------------------------------------------- model
@@ -180,28 +218,44 @@ def forward(model, ids, types, mask, opt_mask):
     return logits.float().masked_fill(~opt_mask, -1e4)
 
 
-def predict(model, items, torch, device, max_tokens, progress=False):
-    """Logits per encoded item, in the order of `items`."""
+def predict(model, items, torch, device, max_tokens, progress=False, dist_=None, bf16=True):
+    """Logits per encoded item, in the order of `items`.
+
+    Under torchrun (`dist_` on) every rank predicts every world-th batch and the ranks
+    exchange their rows, so each rank returns all of them.  `bf16=False` predicts in
+    float32 (the reference an int8 graph is compared with).
+    """
     model.eval()
     out = [None] * len(items)
     bl = batches(items, max_tokens, 256, False, random.Random(0))
-    it = bl
+    if dist_ is not None and dist_.on:
+        bl = bl[dist_.rank::dist_.world]
+    it = prefetched(items, bl, torch, device)
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(bl, desc="predict", leave=False)
+        it = tqdm(it, total=len(bl), desc="predict", leave=False)
     with torch.no_grad():
-        for idx in it:
-            ids, types, mask, opt_mask, _ = collate(items, idx, torch)
-            with _autocast(torch, device):
-                logits = forward(model, ids.to(device), types.to(device), mask.to(device), opt_mask.to(device))
+        for idx, (ids, types, mask, opt_mask, _) in it:
+            with _autocast(torch, device, bf16):
+                logits = forward(model, ids, types, mask, opt_mask)
+            rows = logits.cpu().numpy()
             for b, i in enumerate(idx):
-                out[i] = logits[b, : len(items[i].ids)].cpu().tolist()
+                out[i] = rows[b, : len(items[i].ids)].tolist()
+    if dist_ is not None and dist_.on:
+        import torch.distributed as dist
+
+        mine = {i: out[i] for idx in bl for i in idx}
+        gathered = [None] * dist_.world
+        dist.all_gather_object(gathered, mine)
+        for part in gathered:
+            for i, row in part.items():
+                out[i] = row
     return out
 
 
-def _autocast(torch, device):
-    if str(device).startswith("cuda"):
+def _autocast(torch, device, bf16=True):
+    if bf16 and str(device).startswith("cuda"):
         return torch.autocast("cuda", dtype=torch.bfloat16)
     import contextlib
 
@@ -290,6 +344,70 @@ def weights_digest(model) -> str:
     return h.hexdigest()
 
 
+# ---------------------------------------------------------------- speed accounting
+SCHEDULE_PROBE_STEPS = 40  # steps timed before a time-set schedule fixes its length
+PEAK_FLOPS = 989e12  # H100 SXM dense bf16 (the issue's reference for model FLOPs utilisation)
+
+
+def _flops_per_token(core) -> float:
+    """Training FLOPs per token of the matrix products (6 x weights outside the embeddings)."""
+    n = sum(p.numel() for name, p in core.named_parameters() if "embeddings" not in name
+            and "relative_attention_bias" not in name)
+    return 6.0 * n
+
+
+def _attention_flops(core, items, idx) -> float:
+    """Training FLOPs of the attention products of a batch: QK^T and PV, forward and backward."""
+    cfg = core.config
+    layers = getattr(cfg, "num_hidden_layers", 0)
+    hidden = getattr(cfg, "hidden_size", 0)
+    return float(sum(12 * layers * hidden * len(s) ** 2 for i in idx for s in items[i].ids))
+
+
+def _encoded(args, tok, train, dev, held, formats, eval_formats):
+    """Token ids of the run's records: from `--encoded` (models.encoded_cache) when it holds
+    them, else tokenized here."""
+    if getattr(args, "encoded", "") and Path(args.encoded).is_file():
+        from models import encoded_cache
+
+        items, _ = encoded_cache.load(args.encoded)
+        by_key = {(it.rid, it.fmt): it for it in items}
+
+        def pick(records, fmts):
+            out = [by_key.get((r["id"], f)) for f in fmts for r in records]
+            if any(x is None for x in out):
+                return None
+            return out
+
+        got = pick(train, formats), pick(dev, eval_formats), pick(held, eval_formats)
+        if all(g is not None for g in got):
+            return got
+        print(json.dumps({"encoded_cache": "incomplete, tokenizing here"}), flush=True)
+    return (encode_all(tok, train, formats, args.max_length), encode_all(tok, dev, eval_formats, args.max_length),
+            encode_all(tok, held, eval_formats, args.max_length))
+
+
+STEADY_AFTER = 20  # steps left out of the steady throughput (allocation, autotuning)
+
+
+def _training_record(dist_, device, train_s, questions, steps, plan, steps_per_epoch, tokens_real, tokens_padded,
+                     steady, torch) -> dict:
+    cuda = str(device).startswith("cuda")
+    rec = {"processes": dist_.world, "gpus": dist_.world if cuda else 0, "device": "cuda" if cuda else str(device),
+           "train_s": round(train_s, 1), "train_questions": questions, "steps": steps,
+           "schedule_steps": plan["total"], "steps_per_epoch": steps_per_epoch,
+           "epochs": round(steps / max(1, steps_per_epoch), 3),
+           "train_questions_per_s": round(questions / max(train_s, 1e-9), 2),
+           "train_tokens_per_s": round(tokens_real / max(train_s, 1e-9)),
+           "padding_share": round(1 - tokens_real / max(tokens_padded, 1), 3),
+           "gpu_name": torch.cuda.get_device_name(0) if cuda else None}
+    if steady and steady.get("s"):
+        rec["steady_questions_per_s"] = round((steady["q_end"] - steady["questions"]) / steady["s"], 2)
+        rec["steady_tokens_per_s"] = round((steady["tok_end"] - steady["tokens"]) / steady["s"])
+        rec["steady_after_steps"] = STEADY_AFTER
+    return rec
+
+
 # ---------------------------------------------------------------- one run
 def run_one(args, records: list[dict], fold: int | None) -> dict:
     """Train on the out-of-domain items plus the in-domain folds other than `fold` (all when None)."""
@@ -312,83 +430,137 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
 
     tok = load_tokenizer(args.backbone)
     t0 = time.time()
-    train_items = encode_all(tok, train, formats, args.max_length)
-    dev_items = encode_all(tok, dev, eval_formats, args.max_length)
-    held_items = encode_all(tok, held, eval_formats, args.max_length)
+    train_items, dev_items, held_items = _encoded(args, tok, train, dev, held, formats, eval_formats)
     log = {"fold": fold, "n_train": len(train), "n_dev": len(dev), "n_held": len(held), "encode_s": round(time.time() - t0, 1)}
+    if dist_.main:
+        print(json.dumps({"run": out_dir.name, "encoded": len(train_items), "encode_s": log["encode_s"]}), flush=True)
 
     core = load_model(args.backbone, torch, args.seed, args.pooling).to(device)
     model = dist_.wrap(core, device)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    steps_per_epoch = len(dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, random.Random(0))))
-    total = steps_per_epoch * args.epochs
-    warm = max(1, int(0.1 * total))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+    params = [p for p in core.parameters() if p.requires_grad]
+    cuda = str(device).startswith("cuda")
+    # fused AdamW: one kernel for all parameters instead of a loop of small ones
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01, **({"fused": True} if cuda else {}))
+    steps_per_epoch = len(dist_.share(batches(train_items, args.max_tokens, args.batch_size, True,
+                                              random.Random(0), dist_.world)))
+    plan = {"total": steps_per_epoch * args.epochs, "warm": max(1, int(0.06 * steps_per_epoch * args.epochs))}
+    if args.schedule_seconds:  # the schedule's length is set from the measured speed (below)
+        plan["warm"] = max(1, min(plan["warm"], 150))
 
-    best, best_state, history, bad = -1.0, None, [], 0
+    def lr_at(s):
+        total, warm = plan["total"], plan["warm"]
+        return min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    params_flops = _flops_per_token(core)
+
+    best, best_state, history, bad, best_dev_logits = -1.0, None, [], 0, None
     train_s, trained_questions, steps_done, stop_now = 0.0, 0, 0, False
+    tokens_real, tokens_padded = 0, 0
+    t_train0, steady = None, None
     from tqdm import tqdm
 
-    for epoch in range(args.epochs):
+    epoch = 0
+    while epoch < args.epochs and not stop_now and steps_done < plan["total"]:
+        if history and args.stop_after and dist_.from_main(time.time() - t0 > args.stop_after):
+            break  # no epoch starts past the stop time (it would run no step and evaluate again)
         spent = time.time() - t0
         if dist_.from_main(bool(history and args.time_budget and spent + spent / len(history) > args.time_budget)):
             print(json.dumps({"run": out_dir.name, "stopped": "time budget", "after_epochs": len(history)}), flush=True)
             break
         model.train()
-        bl = dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, rng))
-        losses, t_collate, t_epoch = [], 0.0, time.time()
-        stop_now = False
-        for step, idx in enumerate(tqdm(bl, desc=f"{out_dir.name} epoch {epoch + 1}",
-                                        disable=not (args.progress and dist_.main), mininterval=5)):
-            if (args.max_steps and steps_done >= args.max_steps) or (
+        bl = dist_.share(batches(train_items, args.max_tokens, args.batch_size, True, rng, dist_.world))
+        losses, t_epoch = [], time.time()
+        done_here, ep_real, ep_padded, ep_flops = [], 0, 0, 0.0
+        stream = prefetched(train_items, bl, torch, device)
+        for step, (idx, (ids, types, mask, opt_mask, keys)) in enumerate(
+                tqdm(stream, total=len(bl), desc=f"{out_dir.name} epoch {epoch + 1}",
+                     disable=not (args.progress and dist_.main), mininterval=5)):
+            if t_train0 is None:
+                t_train0 = time.time()
+            if steps_done == STEADY_AFTER and steady is None:  # past the first steps' allocations and autotuning
+                if cuda:
+                    torch.cuda.synchronize()
+                steady = {"t": time.time(), "questions": trained_questions + sum(len(b) for b in done_here) * dist_.world,
+                          "tokens": tokens_real + ep_real * dist_.world}
+            if steps_done >= plan["total"] or (args.max_steps and steps_done >= args.max_steps) or (
                     args.stop_after and step % 25 == 0 and dist_.from_main(time.time() - t0 > args.stop_after)):
                 stop_now = True  # every rank stops at the same step (rank 0's clock decides)
-                bl = bl[:step]
                 break
+            if args.schedule_seconds and steps_done == SCHEDULE_PROBE_STEPS:
+                # rank 0's measured seconds per step sets how many steps fit the schedule's time
+                if cuda:
+                    torch.cuda.synchronize()
+                per_step = (time.time() - t_train0) / SCHEDULE_PROBE_STEPS
+                left = args.schedule_seconds - (time.time() - t0)
+                total = dist_.from_main(int(SCHEDULE_PROBE_STEPS + max(0.0, left) / per_step))
+                plan["total"] = max(SCHEDULE_PROBE_STEPS + 1, min(total, steps_per_epoch * args.epochs))
+                if dist_.main:
+                    print(json.dumps({"run": out_dir.name, "schedule_steps": plan["total"],
+                                      "steps_per_epoch": steps_per_epoch, "s_per_step": round(per_step, 4),
+                                      "epochs_planned": round(plan["total"] / steps_per_epoch, 2)}), flush=True)
             steps_done += 1
-            tc = time.time()
-            ids, types, mask, opt_mask, keys = collate(train_items, idx, torch)
-            t_collate += time.time() - tc
+            done_here.append(idx)
             with _autocast(torch, device):
-                logits = forward(model, ids.to(device), types.to(device), mask.to(device), opt_mask.to(device))
-            loss = torch.nn.functional.cross_entropy(logits, keys.to(device))
+                logits = forward(model, ids, types, mask, opt_mask)
+            loss = torch.nn.functional.cross_entropy(logits, keys)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
             sched.step()
             losses.append(loss.detach())
-        if str(device).startswith("cuda"):
+            n_real = int(sum(len(s) for i in idx for s in train_items[i].ids))
+            ep_real += n_real
+            ep_padded += int(mask.numel())
+            ep_flops += params_flops * n_real + _attention_flops(core, train_items, idx)
+        if cuda:
             torch.cuda.synchronize()
         epoch_train_s = time.time() - t_epoch
-        epoch_questions = sum(len(b) for b in bl) * dist_.world  # every rank ran as many batches
+        epoch_questions = sum(len(b) for b in done_here) * dist_.world  # every rank ran as many batches
         train_s += epoch_train_s
         trained_questions += epoch_questions
-        # every rank computes dev (the same weights); rank 0's score decides, so they never disagree
-        dev_logits = predict(core, dev_items, torch, device, args.max_tokens * 2)
+        tokens_real += ep_real * dist_.world
+        tokens_padded += ep_padded * dist_.world
+        if steady is not None and "s" not in steady:
+            steady.update(s=time.time() - t_epoch - (steady["t"] - t_epoch), q_end=trained_questions, tok_end=tokens_real)
+        if args.throughput_only:
+            break
+        # dev split over the ranks; rank 0's score decides, so they never disagree
+        dev_logits = predict(core, dev_items, torch, device, args.max_tokens * 2, dist_=dist_)
         acc = accuracy_by_format(dev_items, dev_logits)
         score = dist_.from_main(sum(acc.get(f, 0.0) for f in formats) / len(formats))
+        gpus = dist_.world if cuda else 0
         history.append({"epoch": epoch + 1, "loss": float(torch.stack(losses).mean()) if losses else None,
-                        "steps": len(bl), "epoch_s": round(time.time() - t_epoch, 1), "collate_s": round(t_collate, 1),
+                        "steps": len(done_here), "epoch_s": round(epoch_train_s, 1),
                         "train_questions_per_s": round(epoch_questions / max(epoch_train_s, 1e-9), 2),
-                        "dev": acc, "time_s": round(time.time() - t0, 1)})
+                        "tokens_per_s": round(ep_real * dist_.world / max(epoch_train_s, 1e-9)),
+                        "padding_share": round(1 - ep_real / max(ep_padded, 1), 3),
+                        "mfu": round(ep_flops * dist_.world / max(epoch_train_s, 1e-9) / (PEAK_FLOPS * gpus), 4)
+                        if gpus else None,
+                        "lr_end": sched.get_last_lr()[0], "dev": acc, "time_s": round(time.time() - t0, 1)})
         if dist_.main:
             print(json.dumps({"run": out_dir.name, **history[-1]}), flush=True)
         if score > best:
-            best, bad = score, 0
+            best, bad, best_dev_logits = score, 0, dev_logits
             best_state = {k: v.detach().clone() for k, v in core.state_dict().items()}
         else:
             bad += 1
             if bad >= args.patience:
                 break
-        if stop_now:
-            break
+        epoch += 1
+    if args.throughput_only:  # a throughput measurement: no dev, no checkpoint
+        if dist_.main:
+            out = {"training": _training_record(dist_, device, train_s, trained_questions, steps_done, plan,
+                                                steps_per_epoch, tokens_real, tokens_padded, steady, torch)}
+            (out_dir / "metrics.json").write_text(json.dumps(out, indent=1))
+            print(json.dumps({"run": out_dir.name, **out}), flush=True)
+        dist_.end()
+        return {}
     core.load_state_dict(best_state)
     model = core
-    training = {"processes": dist_.world, "gpus": dist_.world if str(device).startswith("cuda") else 0,
-                "device": "cuda" if str(device).startswith("cuda") else str(device), "train_s": round(train_s, 1),
-                "train_questions": trained_questions,
-                "train_questions_per_s": round(trained_questions / max(train_s, 1e-9), 2)}
+    training = _training_record(dist_, device, train_s, trained_questions, steps_done, plan, steps_per_epoch,
+                                tokens_real, tokens_padded, steady, torch)
     if dist_.on:
         (out_dir / f"weights_rank{dist_.rank}.sha256").write_text(weights_digest(core) + "\n")
     if not dist_.main:
@@ -396,8 +568,10 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
         return {}
     if args.train_sources:  # a source-only model is also scored on the other sources' dev items
         dev_items = encode_all(tok, [r for r in records if r["role"] == "dev"], eval_formats, args.max_length)
-    dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
-    held_logits = predict(model, held_items, torch, device, args.max_tokens * 2)
+        dev_logits = predict(model, dev_items, torch, device, args.max_tokens * 2)
+    else:  # the best epoch's dev logits, already computed by all ranks together
+        dev_logits = best_dev_logits
+    held_logits = predict(model, held_items, torch, device, args.max_tokens * 2) if held_items else []
     with open(out_dir / "predictions.jsonl", "w") as f:
         for part, items, logits in (("dev", dev_items, dev_logits), ("heldout", held_items, held_logits)):
             for it, lg in zip(items, logits):
@@ -484,6 +658,12 @@ def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.Argument
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps per process (throughput runs)")
     ap.add_argument("--stop-after", type=float, default=0,
                     help="seconds since the run started after which training stops mid-epoch (then dev, save)")
+    ap.add_argument("--schedule-seconds", type=float, default=0,
+                    help="fit the learning-rate schedule (warm-up, linear decay to 0) into this many seconds "
+                         "since the run started, from the speed of the first steps (at most --epochs)")
+    ap.add_argument("--encoded", default="", help="token ids from models.encoded_cache (tokenized here when absent)")
+    ap.add_argument("--throughput-only", action="store_true",
+                    help="with --max-steps: measure training throughput only (no dev, no checkpoint)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     return ap
 

@@ -75,6 +75,10 @@ def test_train_a_few_steps_with_each_encoder_family(family, tmp_path, packed):
     enc = model.encoder
     if family == "bert":
         assert not isinstance(enc, HFEncoder)  # the classic BERT: exported with fused attention
+    elif family == "mpnet":  # written out (models.mpnet): fused attention with its position bias
+        from models.mpnet import MPNetEncoder
+
+        assert isinstance(enc, MPNetEncoder) and not enc.uses_token_types
     else:
         assert isinstance(enc, HFEncoder) and enc.uses_token_types == FAMILIES[family][2]
         assert enc.config.model_type == family
