@@ -41,6 +41,10 @@ def encode_records(backbone: str, records: list[dict], formats: list[str], max_l
     from models.train import Encoded
 
     processes = processes or max(1, min(48, (os.cpu_count() or 2) - 2))
+    # one thread per worker process: tokenizers' own thread pool in every process would
+    # oversubscribe the cores (and must not run in a parent that forks)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    os.environ["RAYON_NUM_THREADS"] = "1"
     tasks = [(backbone, records[i:i + CHUNK], [f], max_length) for f in formats
              for i in range(0, len(records), CHUNK)]
     if processes > 1 and len(tasks) > 1:

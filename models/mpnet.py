@@ -181,6 +181,9 @@ class MPNetEncoder(nn.Module):
         bias = self.encoder.position_bias(t, input_ids.device)
         pad = (1.0 - attention_mask[:, None, None, :].to(bias.dtype)) * torch.finfo(torch.float32).min
         mask = bias + pad  # [N, heads, T, T]
+        if torch.is_autocast_enabled(x.device.type):
+            # once for all layers: a per-layer cast would keep twelve copies for the backward pass
+            mask = mask.to(torch.get_autocast_dtype(x.device.type))
         for layer in self.encoder.layer:
             x = layer(x, mask)
         return x
