@@ -87,6 +87,19 @@ def dequantize_model(model):
             node.attribute.extend(attrs)
             add.append(node)
             remove.add(id(n))
+        elif n.op_type == "DequantizeLinear" and n.input[0] in inits:
+            # a constant int8 weight (models.mpnet_onnx's weight-only recipe): a float initializer
+            q = _array(inits, n.input[0]).astype(np.float32)
+            scale = _array(inits, n.input[1]).astype(np.float32)
+            zp = _array(inits, n.input[2]).astype(np.float32) if len(n.input) > 2 and n.input[2] in inits else 0.0
+            axis = int(next((helper.get_attribute_value(a) for a in n.attribute if a.name == "axis"), 1))
+            if scale.ndim == 1 and q.ndim > 1:
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                scale = scale.reshape(shape)
+                zp = zp.reshape(shape) if isinstance(zp, np.ndarray) else zp
+            new_inits.append(numpy_helper.from_array(((q - zp) * scale).astype(np.float32), n.output[0]))
+            remove.add(id(n))
         elif n.op_type == "DequantizeLinear":
             gather = producer.get(n.input[0])
             if gather is None or gather.op_type != "Gather" or gather.input[0] not in inits:

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 PADDING_IDX = 1  # MPNet's <pad>; positions start after it
 NUM_BUCKETS = 32
@@ -99,8 +100,11 @@ class SelfAttention(nn.Module):
     def forward(self, x, mask):
         b, t, _ = x.shape
         q, k, v = (m(x).view(b, t, self.heads, self.head_size).transpose(1, 2) for m in (self.q, self.k, self.v))
-        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype),
-                                             dropout_p=self.dropout_p if self.training else 0.0)
+        # the memory-efficient kernel takes an additive mask; flash takes none, and without this
+        # choice PyTorch may pick a kernel that keeps [seqs, heads, T, T] tensors for the backward pass
+        with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype),
+                                                 dropout_p=self.dropout_p if self.training else 0.0)
         return self.o(ctx.transpose(1, 2).reshape(b, t, self.heads * self.head_size))
 
 

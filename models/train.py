@@ -435,7 +435,12 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
     if dist_.main:
         print(json.dumps({"run": out_dir.name, "encoded": len(train_items), "encode_s": log["encode_s"]}), flush=True)
 
-    core = load_model(args.backbone, torch, args.seed, args.pooling).to(device)
+    core = load_model(args.backbone, torch, args.seed, args.pooling)
+    if getattr(args, "init_from", ""):  # go on from a saved run (models.checkpoint), a new schedule
+        from models import checkpoint
+
+        core.load_state_dict(checkpoint.load(args.init_from).state_dict())
+    core = core.to(device)
     model = dist_.wrap(core, device)
     params = [p for p in core.parameters() if p.requires_grad]
     cuda = str(device).startswith("cuda")
@@ -662,6 +667,7 @@ def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.Argument
                     help="fit the learning-rate schedule (warm-up, linear decay to 0) into this many seconds "
                          "since the run started, from the speed of the first steps (at most --epochs)")
     ap.add_argument("--encoded", default="", help="token ids from models.encoded_cache (tokenized here when absent)")
+    ap.add_argument("--init-from", default="", help="start from this saved model (models.checkpoint directory)")
     ap.add_argument("--throughput-only", action="store_true",
                     help="with --max-steps: measure training throughput only (no dev, no checkpoint)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
