@@ -230,6 +230,11 @@ class Backend:
     def redo(self):
         return self.store.redo(self.annotator)
 
+    def refuse_own_file(self, path: str) -> None:
+        """InputError if `path` is this window's database or one of its side files (reading it
+        as a file would drop the window's locks on it); nothing is read."""
+        self.store.refuse_own_file(path)
+
     def import_datasets(self, datasets: list[Dataset], file: str | None):
         """Store what a reader produced, predictions included, in ONE transaction: a bad
         record anywhere and nothing of the file is stored.  Returns the ImportResult."""
