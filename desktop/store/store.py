@@ -534,7 +534,8 @@ class Store:
             questions[r["question_id"]].assessments.append(Assessment(
                 values=loads(r["values"], "assessments", "values", r["id"], dict), annotator=r["annotator"], text_format=r["text_format"],
                 multiple_texts=None if r["multiple_texts"] is None else bool(r["multiple_texts"]),
-                unit_type=r["unit_type"], extra=loads(r["extra"], "assessments", "extra", r["id"], dict)))
+                unit_type=r["unit_type"], extra=loads(r["extra"], "assessments", "extra", r["id"], dict),
+                origin=r["origin"]))
         for r in self._c.query(f"SELECT * FROM problems WHERE question_id IN ({sub}){mine} ORDER BY id",
                                params + extra_params):
             questions[r["question_id"]].problems.append(ProblemTag(
