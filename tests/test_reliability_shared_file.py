@@ -276,3 +276,19 @@ def test_no_command_opens_the_database_outside_sqlite_while_a_store_is_open(base
         assert ("anna, still saved",) in conn.execute("SELECT text FROM comments WHERE annotator='anna'").fetchall()
     finally:
         conn.close()
+
+
+def test_an_export_never_replaces_the_database_it_reads(base, tmp_path, capsys):
+    from desktop.cli import main
+
+    db = _fresh_copy(base, tmp_path)
+    with Store.open(db, annotator="anna") as window:  # open, so its -wal and -shm exist
+        window.apply(Change("0_0", "comment", "anna"))
+        before = _comments_in_a_fresh_process(db)
+        for side in ("", "-wal", "-shm"):
+            for kind in ("embrace", "csv", "predictions"):
+                assert main(["export", kind, "--db", str(db), "-o", f"{db}{side}", "--force"]) == 2, (kind, side)
+                assert "it is the database being exported" in capsys.readouterr().err
+        window.apply(Change("0_0", "comment", "anna, after"))
+    comments, integrity = _comments_in_a_fresh_process(db)
+    assert integrity == "ok" and ("anna", "anna, after") in comments and before[1] == "ok"

@@ -100,6 +100,7 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     out = Path(output)
     if not out.parent.is_dir():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
+    not_the_database(store, out)
     if kind == "race" and not out.suffix:  # a folder of .txt files, replaced whole
         paths.output_folder(out, force, export_suffix=".txt")
     else:  # force replaces a regular file, never a device, pipe, link or folder
@@ -134,6 +135,16 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
         raise
     n = sum(len(p.questions) for d in datasets for p in d.passages)
     return ExportResult(out, kind, n, len(datasets), renamed or [])
+
+
+def not_the_database(store, out: Path) -> None:
+    """An export never replaces the database it reads, nor its -wal/-shm (even with --force)."""
+    from desktop.domain.errors import McqLensError
+    from desktop.store import own_files
+
+    if own_files.among(out, store.path) is not None and not out.is_dir():
+        raise McqLensError(f"cannot write {out}: it is the database being exported (or one of its side files); "
+                           "choose another file")
 
 
 def _write(kind: str, datasets, path: Path, annotator: str | None):
