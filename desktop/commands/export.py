@@ -15,22 +15,32 @@ from pathlib import Path
 
 KINDS = ("embrace", "expmrc", "race", "csv", "predictions")
 
+# Which layer is written: said by `mcqlens export --help` and the window's export dialog alike.
+LAYERS = ("Each item is written as the window shows it: the imported annotations at the bottom, each "
+          "annotator who edited the item over them, one difficulty variable, text format, unit type, basis "
+          "or required paragraphs at a time (a corrected NI keeps every other imported value); evidence, "
+          "problem tags and comments of every layer. RACE files carry no annotations; predictions are the "
+          "models', not an annotator's.")
+ON_TOP = ("On top: the adjudicated 'gold' layer where it exists (default), no annotator preferred "
+          "(--everyone), or NAME (--annotator NAME: the imported annotations and NAME's only, as NAME's "
+          "window shows them).")
+
 
 def register(sub) -> None:
     p = sub.add_parser("export", help="write the annotations as EMBRACE, ExpMRC, RACE or a CSV table, "
                                       "or the stored model predictions",
                        description="Export stored items. Without edits, EMBRACE and ExpMRC exports reproduce "
-                                   "the imported files.")
+                                   "the imported files. " + LAYERS + " " + ON_TOP)
     p.add_argument("kind", choices=KINDS, help="output format")
     p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output file (race: .json list, .jsonl, or a folder of .txt files)")
     layer = p.add_mutually_exclusive_group()
     layer.add_argument("--annotator", default=None,
-                       help="export the imported annotations and NAME's (default: the adjudicated "
-                            "'gold' layer where it exists, else everyone's)")
+                       help="NAME's layer on top of the imported annotations, as NAME's window shows them "
+                            "(default: everyone's layers, the adjudicated 'gold' layer on top where it exists)")
     layer.add_argument("--everyone", action="store_true",
-                       help="every annotator's layers, without preferring the adjudicated 'gold' layer")
+                       help="every annotator's layers, later over earlier, without putting 'gold' on top")
     p.add_argument("--source", default=None,
                    help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
@@ -77,9 +87,10 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
            source: str | None = None, file: str | None = None, force: bool = False) -> ExportResult:
     """Write `store`'s items as `kind` to `output` (what `mcqlens export` and File → Export… do).
 
-    Layers: `annotator` NAME: the imported annotations and NAME's; `everyone`: every
-    annotator's, the adjudicated `gold` layer not preferred; neither: `gold` where it
-    exists, else everyone's.  `source`: which stored source (default: embrace/expmrc
+    Layers (`LAYERS`; resolved by `desktop.domain.resolve.item`, as the window shows an
+    item): `annotator` NAME: the imported annotations with NAME's on top; `everyone`:
+    every annotator's, later over earlier, `gold` not preferred; neither: everyone's with
+    `gold` on top where it exists.  `source`: which stored source (default: embrace/expmrc
     their own; race, csv: every item); `file`: only items imported from that file."""
     from desktop.commands import paths
     from desktop.domain.errors import McqLensError
@@ -89,6 +100,7 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     out = Path(output)
     if not out.parent.is_dir():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
+    not_the_database(store, out)
     if kind == "race" and not out.suffix:  # a folder of .txt files, replaced whole
         paths.output_folder(out, force, export_suffix=".txt")
     else:  # force replaces a regular file, never a device, pipe, link or folder
@@ -125,6 +137,16 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     return ExportResult(out, kind, n, len(datasets), renamed or [])
 
 
+def not_the_database(store, out: Path) -> None:
+    """An export never replaces the database it reads, nor its -wal/-shm (even with --force)."""
+    from desktop.domain.errors import McqLensError
+    from desktop.store import own_files
+
+    if own_files.among(out, store.path) is not None and not out.is_dir():
+        raise McqLensError(f"cannot write {out}: it is the database being exported (or one of its side files); "
+                           "choose another file")
+
+
 def _write(kind: str, datasets, path: Path, annotator: str | None):
     from desktop import formats
 
@@ -155,25 +177,21 @@ def _remove(tmp: Path) -> None:
     part.unlink(missing_ok=True)
 
 
-def _pick(items, annotator: str | None):
-    """The annotator's own, else the latest human one, else the imported one."""
-    if not items:
-        return None
-    if annotator:
-        own = [x for x in items if x.annotator == annotator]
-        if own:
-            return own[-1]
-    return items[-1]
-
-
 def table(datasets, store=None, annotator: str | None = None, time_of: str | None = None):
     """One row per question, annotations flattened (pandas DataFrame).
+
+    The annotations are the item's layers resolved as the window shows them
+    (`desktop.domain.resolve.item`, `annotator` on top): `difficulty.<var>` is each
+    variable on top (a later annotator's over the imported), `difficulty_total` their
+    Kirsch–Mosenthal total as the window computes it, `assessment_annotator` the
+    annotators whose layers gave them, bottom to top.
 
     With a store: `status`, and `time_on_item_s` (seconds from the history's timestamps,
     `desktop.domain.time_on_item`'s rule): `time_of`'s own, or everyone's summed."""
     import pandas as pd
 
-    from desktop.domain.model import BASIS, EVIDENCE, LETTERS, REQUIRED
+    from desktop.domain import resolve
+    from desktop.domain.model import LETTERS
 
     rows = []
     n_alt = max((len(q.alternatives) for d in datasets for q in d.questions()), default=4)
@@ -186,28 +204,27 @@ def table(datasets, store=None, annotator: str | None = None, time_of: str | Non
                     row[f"alternative_{LETTERS[i]}"] = q.alternatives[i] if i < len(q.alternatives) else None
                 row["key"] = LETTERS[q.key] if q.key is not None else None
                 row["n_alternatives"] = len(q.alternatives)
-                evidence = q.spans_with(EVIDENCE)
+                shown = resolve.item(q, annotator)
+                evidence = shown.evidence
                 row["n_evidence"] = len(evidence)
                 row["evidence"] = " || ".join(s.text(p.text) for s in evidence)
                 row["evidence_annotators"] = ";".join(s.annotator for s in evidence)
                 for i in range(n_alt):
-                    bases = q.spans_with(BASIS, i)
-                    b = _pick(bases, annotator)
+                    b = shown.bases.get(i)
                     row[f"basis_{LETTERS[i]}"] = b.text(p.text) if b else None
                     row[f"basis_{LETTERS[i]}_start"] = b.start if b else None
                     row[f"basis_{LETTERS[i]}_end"] = b.end if b else None
-                req = q.spans_with(REQUIRED)
-                row["required_paragraphs"] = " || ".join(s.text(p.text) for s in req)
-                a = _pick(q.assessments, annotator)
-                row["assessment_annotator"] = a.annotator if a else None
-                row["text_format"] = a.text_format if a else None
-                row["multiple_texts"] = a.multiple_texts if a else None
-                row["unit_type"] = a.unit_type if a else None
-                for var, value in (a.values.items() if a else []):
+                row["required_paragraphs"] = " || ".join(s.text(p.text) for s in shown.required_spans)
+                row["assessment_annotator"] = ";".join(dict.fromkeys(shown.layers)) or None
+                row["text_format"] = shown.text_format
+                row["multiple_texts"] = shown.multiple_texts
+                row["unit_type"] = shown.unit_type
+                for var, value in shown.values.items():
                     row[f"difficulty.{var}"] = "/".join(map(str, value)) if isinstance(value, list) else value
-                row["n_problems"] = len(q.problems)
-                row["problems"] = ";".join(f"{t.type}@{t.element}" for t in q.problems)
-                row["comments"] = " | ".join(q.comments)
+                row["difficulty_total"] = shown.total
+                row["n_problems"] = len(shown.problems)
+                row["problems"] = ";".join(f"{t.type}@{t.element}" for t in shown.problems)
+                row["comments"] = " | ".join(shown.comments)
                 row["answerability"] = q.answerability
                 for pr in q.predictions:
                     row[f"p.{pr.model_id}.{pr.input_format}"] = " ".join(f"{x:.4f}" for x in pr.probabilities)

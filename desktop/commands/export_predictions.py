@@ -26,6 +26,9 @@ def export_predictions(store, out_path, force: bool = False, source: str | None 
     if not out.parent.is_dir():
         raise McqLensError(f"cannot write {out}: folder {out.parent} does not exist")
     paths.output_file(out, force)  # --force replaces a regular file, never a device, pipe, link or folder
+    from desktop.commands.export import not_the_database
+
+    not_the_database(store, Path(out))
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}")
     n_rows, items = 0, set()
     try:

@@ -73,6 +73,10 @@ def run(args) -> int:
         from tqdm import tqdm
         # disable=None: no bar when stderr is not a terminal, so scripts see only the `error:` line
         bar = tqdm(total=len(args.paths), unit="file", desc="reading", file=sys.stderr, leave=False, disable=None)
+    from desktop.store import own_files
+
+    for path in args.paths:  # the database or its -wal, picked by mistake: one line, nothing read
+        own_files.refuse(path, args.db)
     read = []
     for path in args.paths:
         read.append((path, _read(formats, path, args.format)))

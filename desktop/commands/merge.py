@@ -377,6 +377,8 @@ def merge_file(store, other: str, annotator: str | None = None, label: str | Non
 
     if store.path != ":memory:" and Path(other).resolve() == Path(store.path).resolve():
         raise StoreError(f"{other}: cannot merge a store into itself")
+    # the window holds a connection: its own -wal or -shm, read as a file, would cost it its locks
+    store.refuse_own_file(other, "merged")
     datasets, notes = read_incoming(other, annotator)
     return merge_incoming(store, datasets, notes, label or Path(other).stem, dry_run)
 
@@ -398,6 +400,9 @@ def run(args) -> int:
     paths.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
     if Path(args.other).resolve() == Path(args.db).resolve():
         raise StoreError(f"{args.other}: cannot merge a store into itself")
+    from desktop.store import own_files
+
+    own_files.refuse(args.other, args.db, "merged")
     if args.conflicts:  # checked before the merge is committed, not after
         paths.output_file(args.conflicts)
     datasets, notes = read_incoming(args.other, args.annotator)  # a bad file: the store is not even opened

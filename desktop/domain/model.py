@@ -109,6 +109,7 @@ class Assessment:
     multiple_texts: bool | None = None  # single- or multiple-member text
     unit_type: str | None = None  # content, structure, vocabulary
     extra: dict[str, Any] = field(default_factory=dict)
+    origin: str = IMPORTED  # imported from a file, or a person's (HUMAN): the bottom layer is the imported one
 
 
 @dataclass

@@ -21,9 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from desktop.domain import resolve
 from desktop.domain.errors import InputError
 from desktop.domain.model import (
-    BASIS, DEFAULT_ANNOTATOR, IMPORTED, LETTERS, MODEL, REQUIRED, Assessment, Dataset, Passage, ProblemTag,
+    BASIS, DEFAULT_ANNOTATOR, IMPORTED, LETTERS, REQUIRED, Assessment, Dataset, Passage, ProblemTag,
     Question, Span,
 )
 
@@ -252,22 +253,6 @@ def _short(s: str, n: int = 40) -> str:
 
 # ---------------------------------------------------------------------------- writing
 
-def _pick(candidates: list, annotator: str | None):
-    """The one value to write when several annotators marked the same thing.
-
-    A named annotator's own wins; otherwise a human (or accepted) edit wins over the
-    import; unaccepted model suggestions are never exported."""
-    candidates = [c for c in candidates if getattr(c, "origin", None) != MODEL]
-    if not candidates:
-        return None
-    if annotator:
-        own = [c for c in candidates if c.annotator == annotator]
-        if own:
-            return own[-1]
-    edited = [c for c in candidates if getattr(c, "origin", IMPORTED) != IMPORTED]
-    return (edited or candidates)[-1]
-
-
 def _span_record(span: Span, text: str, default_marker: dict) -> dict:
     rec = copy.deepcopy(span.extra.get("record") or {"marker": default_marker})
     rec.update({"text": text[span.start:span.end], "start": span.start, "end": span.end})
@@ -276,7 +261,11 @@ def _span_record(span: Span, text: str, default_marker: dict) -> dict:
 
 def question_record(q: Question, passage: Passage, text_flags: dict, annotator: str | None = None
                     ) -> tuple[dict, dict | None]:
-    """(question record, this question's view of the text flags, None when its problems are unchanged)."""
+    """(question record, this question's view of the text flags, None when its problems are unchanged).
+
+    The annotations written are the item's layers resolved as the window shows them
+    (`desktop.domain.resolve.item`, `annotator` on top)."""
+    shown = resolve.item(q, annotator)
     original = q.extra.get("embrace") or {}
     qrec = copy.deepcopy(original) if original else {"id": q.id}
     prefixes = list(q.extra.get("choice_prefixes") or [])
@@ -301,30 +290,31 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
     for L in letters:
         index_of_letter[L] = labels.index(L.upper()) if L.upper() in labels else LETTERS.index(L.upper())
     for i in range(len(q.alternatives)):
-        if i not in index_of_letter.values() and q.spans_with(BASIS, i):
+        if i not in index_of_letter.values() and i in shown.bases:
             letters.append(labels[i].lower())
             index_of_letter[labels[i].lower()] = i
     bases: dict[str, Any] = {}
     for L in letters:
         i = index_of_letter[L]
-        span = _pick(q.spans_with(BASIS, i), annotator)
+        span = shown.bases.get(i)
         bases[L] = None if span is None else _span_record(
             span, passage.text, {"name": f"Basis for {L.upper()}", "order": 6 + i})
     if "bases" in ann or any(v is not None for v in bases.values()):
         ann["bases"] = bases
 
-    rp = _pick(q.spans_with(REQUIRED), annotator)
+    rp = shown.required
     if rp is not None:
         ann["required_paragraphs"] = _span_record(rp, passage.text, {"name": "Required paragraphs", "order": 11})
     else:
         ann.pop("required_paragraphs", None)
 
-    assessment = _pick(q.assessments, annotator)
     raw = ann.get("difficulty")
-    if assessment is not None:
-        raw = assessment.extra.get("embrace_difficulty", raw)
-        if _normal(assessment.values) != _normal(parse_difficulty(raw)[0]):
-            raw = unparse_difficulty(assessment.values, copy.deepcopy(raw or {}))
+    if shown.assessed:
+        # the imported record beneath the layers, rewritten where the resolved values differ:
+        # a later annotator's NI over the imported TOM, TOI, POD, ... keeps all of them
+        raw = shown.raw_difficulty if shown.raw_difficulty is not None else raw
+        if _normal(shown.values) != _normal(parse_difficulty(raw)[0]):
+            raw = unparse_difficulty(shown.values, copy.deepcopy(raw or {}))
         raw = copy.deepcopy(raw)
     if isinstance(raw, dict):
         for L, b in bases.items():
@@ -337,8 +327,8 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
             raw["key"] = mcq["key"]
         ann["difficulty"] = raw
 
-    if q.comments or "comments" in ann:
-        ann["comments"] = list(q.comments)
+    if shown.comments or "comments" in ann:
+        ann["comments"] = list(shown.comments)
 
     # Problems: compared with what the original record gives, so an unedited question is
     # left exactly as it was.  Text-level flags are shared by the passage's questions:
@@ -357,11 +347,11 @@ def question_record(q: Question, passage: Passage, text_flags: dict, annotator: 
                     qrec.pop("flags", None)
             else:
                 ann[k] = v
-    if assessment is not None and assessment.text_format is not None:
+    if shown.text_format is not None:
         vocab = _vocab()
         fn = getattr(vocab, "text_format_to_embrace", None)
         if fn is not None and isinstance(ann.get("problems"), dict):
-            ann["problems"]["complex"] = fn(assessment.text_format, assessment.multiple_texts, qrec)
+            ann["problems"]["complex"] = fn(shown.text_format, shown.multiple_texts, qrec)
     return qrec, text_view
 
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from desktop.domain import resolve
 from desktop.domain.errors import InputError
 from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
 
@@ -132,12 +133,13 @@ def _add_reference(ds: Dataset, q, passage: Passage, locator: _Locator, r: int, 
 
 def evidence_references(q, passage_text: str) -> list[str]:
     """The evidences[j] list for one question: the imported references in their order
-    (verbatim where the span was not moved), then one joined reference per other annotator."""
+    (verbatim where the span was not moved), then one joined reference per other annotator.
+
+    The evidence is the item's as the window shows it (`desktop.domain.resolve.item`:
+    every layer's, never an unaccepted model suggestion)."""
     refs: dict[int, str] = {}
     others: dict[str, list[Span]] = defaultdict(list)
-    for span in q.spans:
-        if span.role != EVIDENCE:
-            continue
+    for span in resolve.item(q).evidence:
         r = span.extra.get("ref_index")
         if r is not None and span.annotator == reference_annotator(r) and r not in refs:
             unchanged = list(span.extra.get("located", [])) == [span.start, span.end]

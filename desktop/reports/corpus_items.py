@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.domain import difficulty as D
+from desktop.domain import resolve
 from desktop.domain import surface_lint as L
 from desktop.domain import typology as T
-from desktop.domain.model import Dataset
+from desktop.domain.model import DEFAULT_ANNOTATOR, HUMAN, IMPORTED, Assessment, Dataset
 
 NOT_REVIEWED = "not reviewed"
 CLASSES = (*T.ACCEPTABILITY, NOT_REVIEWED)
@@ -81,8 +82,8 @@ def tables_from_datasets(datasets: list[Dataset]) -> Tables:
             texts.setdefault(p.id, p.text)
             for q in p.questions:
                 items.append((q.id, p.id, i, q.source, file, q.stem, list(q.alternatives)))
-                assessments += [(q.id, a.annotator, dict(a.values), a.text_format, a.multiple_texts, a.unit_type)
-                                for a in q.assessments]
+                assessments += [(q.id, a.annotator, a.origin, dict(a.values), a.text_format, a.multiple_texts,
+                                 a.unit_type) for a in q.assessments]
                 problems += [(q.id, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, t.annotator)
                              for t in q.problems]
                 bases += [(q.id, s.alternative, s.start, s.end) for s in q.spans if s.role == "basis"]
@@ -90,7 +91,7 @@ def tables_from_datasets(datasets: list[Dataset]) -> Tables:
         items=pd.DataFrame(items, columns=["item_id", "passage_id", "dataset_id", "source", "file", "stem",
                                            "alternatives"]),
         texts=texts,
-        assessments=pd.DataFrame(assessments, columns=["item_id", "annotator", "values", "text_format",
+        assessments=pd.DataFrame(assessments, columns=["item_id", "annotator", "origin", "values", "text_format",
                                                        "multiple_texts", "unit_type"]),
         problems=pd.DataFrame(problems, columns=TAG_COLUMNS + ["annotator"]),
         bases=pd.DataFrame(bases, columns=["item_id", "alternative", "start", "end"]))
@@ -230,12 +231,34 @@ def _classes(worst, reviewed):
 
 
 def _picked_assessments(assessments):
-    """The assessment the report shows per item: the last one by a person, else the imported one."""
+    """Each item's assessment as the window shows it and the exports write it: the layers
+    resolved by `desktop.domain.resolve` (a later annotator's values over the imported
+    ones, variable by variable); `annotator` names the layers, bottom to top."""
+    import pandas as pd
+
+    columns = ["values", "text_format", "multiple_texts", "unit_type", "annotator"]
     if not len(assessments):
-        return assessments.set_index("item_id")
-    a = assessments.assign(human=assessments["annotator"] != "imported", seq=range(len(assessments)))
-    a = a.sort_values(["human", "seq"], kind="stable")
-    return a.drop_duplicates("item_id", keep="last").set_index("item_id")
+        return pd.DataFrame(columns=["item_id", *columns]).set_index("item_id")
+    origins = assessments["origin"] if "origin" in assessments else \
+        assessments["annotator"].map(lambda a: IMPORTED if a == DEFAULT_ANNOTATOR else HUMAN)
+    by_item: dict[str, list[Assessment]] = {}
+    for item_id, annotator, origin, values, fmt, multiple, unit in zip(
+            assessments["item_id"], assessments["annotator"], origins, assessments["values"],
+            assessments["text_format"], assessments["multiple_texts"], assessments["unit_type"]):
+        by_item.setdefault(item_id, []).append(Assessment(
+            values=dict(values or {}), annotator=annotator, origin=origin, text_format=_none(fmt),
+            multiple_texts=_none(multiple), unit_type=_none(unit)))
+    rows = []
+    for item_id, found in by_item.items():
+        shown = resolve.assessment(found)
+        rows.append((item_id, shown.values, shown.text_format, shown.multiple_texts, shown.unit_type,
+                     ";".join(dict.fromkeys(shown.layers))))
+    return pd.DataFrame(rows, columns=["item_id", *columns]).set_index("item_id")
+
+
+def _none(value):
+    """None for pandas' missing values (NaN, NA), the value otherwise."""
+    return None if value is None or value != value else value
 
 
 def _assessment_columns(frame, picked, worst_all) -> None:

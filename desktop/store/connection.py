@@ -12,6 +12,10 @@ and only when writing was asked for, is it opened for writing.  A new database i
 built in a temporary file next to the target and hard-linked into place, so it
 appears whole (schema, marker, WAL) or not at all, and processes creating the same
 database at once all end up opening the one that won.
+
+Only SQLite opens the database file and its -wal/-shm/-journal: a descriptor opened
+and closed beside SQLite's would drop this process's locks on it (see `_probe`).
+Looking at the side files is done with `os.stat`, which opens nothing.
 """
 from __future__ import annotations
 
@@ -108,52 +112,71 @@ def _check_file(p: Path, create: bool) -> None:
 
 
 def _wal_has_content(p: Path) -> bool:
+    # os.stat opens no descriptor, so it cannot drop this process's locks (see `_probe`)
     try:
         return Path(f"{p}-wal").stat().st_size > 0
     except OSError:
         return False
 
 
-_MAGIC = b"SQLite format 3\x00"
+def _probe(p: Path) -> int:
+    """The file's application_id, read by SQLite itself; NotOurs for an empty or non-SQLite file.
 
-
-def _header(p: Path) -> bytes:
+    Never `open()`: POSIX locks belong to the process, and closing any descriptor of the
+    file drops all of them, SQLite's included, when this process already holds a
+    connection to it (the window does while it opens a report, scores or refreshes);
+    the next program to close then takes itself for the last one and checkpoints and
+    removes the WAL under the window.  SQLite shares one lock record per file among its
+    connections and keeps a closing descriptor open while another connection holds a
+    lock.  `immutable` reads the header without locks and without -wal/-shm files, so a
+    file that turns out not to be ours is not touched; application_id is written at
+    creation, so the file's own header has it even while the WAL holds newer pages."""
     try:
-        with open(p, "rb") as f:
-            return f.read(100)
+        if p.stat().st_size == 0:  # stat opens no descriptor
+            raise recognise.NotOurs(f"{p} is an empty file, not an MCQ Lens database; nothing was changed "
+                                    "(remove it, or choose another --db)")
     except OSError as exc:
         raise StoreError(f"cannot read {p}: {exc.strerror or exc}") from exc
+    conn = None
+    try:
+        conn = _connect(_uri(p, mode="ro", immutable=1), uri=True)
+        return int(conn.execute("PRAGMA application_id").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB" or "not a database" in str(exc).lower():
+            raise recognise.NotOurs(f"{p} is not an SQLite database, so not an MCQ Lens database; "
+                                    "nothing was changed") from None
+        if not os.access(p, os.R_OK):
+            raise StoreError(f"cannot read {p}: {os.strerror(errno.EACCES)}") from exc
+        raise translate(exc, str(p)) from exc
+    finally:
+        _close(conn)
 
 
 def open_read_only(p: Path) -> tuple[sqlite3.Connection, int]:
     """A connection that cannot write, and the schema version; NotOurs for a foreign file.
 
-    The file's header is checked first, without SQLite (empty file, not SQLite, another
-    program's application_id: refused, not even opened).  Then:
-    - a WAL database in a folder we may write to is opened normally with
+    The file is recognised through SQLite only (`_probe`: empty file, not SQLite, another
+    program's application_id: refused, never opened for reading or writing).  Then:
+    - in a folder we may write to, without a rollback journal beside it, our database
+      (marked) or one whose `-wal` holds no changes is opened normally with
       `PRAGMA query_only`, so that SQLite removes the `-wal`/`-shm` side files it needs
       for reading when the connection closes (a `mode=ro` reader leaves them behind);
-      for a marker-less file that is done only while no other program has changes
-      waiting in its `-wal` (closing the last connection would move them into the file);
+      a marker-less file with changes waiting in its `-wal` is not (closing the last
+      connection would move them into the file), nor one with a `-journal` (opening it
+      normally would roll that back into the file);
     - anything else is opened with `mode=ro`;
     - where SQLite cannot create the side files (a read-only folder or mount, a full
       disk) and the `-wal` file is absent or empty (closed cleanly, nobody writing: a
       writer would have made both files), the file alone is the database and is read
       as `immutable`."""
-    header = _header(p)
-    if not header:
-        raise recognise.NotOurs(f"{p} is an empty file, not an MCQ Lens database; nothing was changed "
-                                "(remove it, or choose another --db)")
-    if not header.startswith(_MAGIC) or len(header) < 100:
-        raise recognise.NotOurs(f"{p} is not an SQLite database, so not an MCQ Lens database; nothing was changed")
-    app_id = int.from_bytes(header[68:72], "big")
+    app_id = _probe(p)
     if app_id not in (0, recognise.APPLICATION_ID):
         raise recognise.NotOurs(f"{p} is another program's SQLite database (application_id {app_id:#x}), not an "
                                 "MCQ Lens database; nothing was changed")
-    wal = header[18] == 2
     writable = os.access(p, os.W_OK) and os.access(p.parent, os.W_OK)
+    journal = Path(f"{p}-journal").exists()  # stat only, like every look at the side files
     attempts = []
-    if wal and writable and (app_id == recognise.APPLICATION_ID or not _wal_has_content(p)):
+    if writable and not journal and (app_id == recognise.APPLICATION_ID or not _wal_has_content(p)):
         attempts.append((str(p), False))
     attempts.append((_uri(p, mode="ro"), True))
     first: BaseException | None = None

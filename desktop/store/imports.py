@@ -19,6 +19,7 @@ from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPOR
 
 from desktop.domain import values
 
+from . import own_files
 from .rows import ImportResult
 
 
@@ -44,18 +45,30 @@ def fingerprint(value: Any) -> str:
     return hashlib.sha1(canonical(value).encode("utf-8")).hexdigest()
 
 
-def file_sha256(path: str | Path | None) -> str | None:
-    """Content hash of a file, or of every file under a folder (names included)."""
+def file_sha256(path: str | Path | None, database: str | None = None) -> str | None:
+    """Content hash of a file, or of the data files a folder import reads (names included).
+
+    Never of `database` or its -wal/-shm/-journal (a folder may hold the store itself):
+    reading them outside SQLite, while this process holds a connection, would drop
+    SQLite's locks on them (see `connection._probe`).  Files are compared by device and
+    inode, through `os.stat`, which opens nothing."""
     if path is None:
         return None
+    from desktop.formats import walk
+
     p = Path(path)
     h = hashlib.sha256()
+    skip = own_files.inodes(database)
     try:
         if p.is_dir():
-            for f in sorted(x for x in p.rglob("*") if x.is_file() and not x.is_symlink()):
-                h.update(str(f.relative_to(p)).encode("utf-8", "surrogateescape") + b"\0")
+            for f in walk(p):
+                if own_files.inode(f) in skip:
+                    continue
+                h.update(str(f.relative_to(p.resolve())).encode("utf-8", "surrogateescape") + b"\0")
                 _hash_into(h, f)
         elif p.is_file():
+            if own_files.inode(p) in skip:
+                return None
             _hash_into(h, p)
         else:
             return None

@@ -13,7 +13,7 @@ from desktop.domain.errors import StoreError
 from desktop.domain.model import (DEFAULT_ANNOTATOR, IMPORTED, Assessment, Dataset, Passage, Prediction,
                                   ProblemTag, Question, Span)
 
-from . import bulk, conflicts, edits, imports
+from . import bulk, conflicts, edits, imports, own_files
 from .connection import Connection
 from .decode import loads
 from .rows import HistoryRow, ImportResult, ItemRow
@@ -76,6 +76,11 @@ class Store:
     def close(self) -> None:
         self._c.close()
 
+    def refuse_own_file(self, path: str | os.PathLike, verb: str = "imported") -> None:
+        """InputError if reading `path` would open this store's database or its -wal/-shm/-journal
+        outside SQLite (a file picked to import or merge); compared by inode, nothing is read."""
+        own_files.refuse(path, None if self.path == ":memory:" else self.path, verb)
+
     def __enter__(self) -> "Store":
         return self
 
@@ -114,7 +119,7 @@ class Store:
                 datasets = list(datasets)
                 name = str(file) if file is not None else None
                 total = ImportResult(file=name)
-                units = _units(file, datasets)
+                units = _units(file, datasets, self.path)
                 for unit_file, unit_sha, unit in units:
                     r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache)
                     total.add(r)
@@ -529,7 +534,8 @@ class Store:
             questions[r["question_id"]].assessments.append(Assessment(
                 values=loads(r["values"], "assessments", "values", r["id"], dict), annotator=r["annotator"], text_format=r["text_format"],
                 multiple_texts=None if r["multiple_texts"] is None else bool(r["multiple_texts"]),
-                unit_type=r["unit_type"], extra=loads(r["extra"], "assessments", "extra", r["id"], dict)))
+                unit_type=r["unit_type"], extra=loads(r["extra"], "assessments", "extra", r["id"], dict),
+                origin=r["origin"]))
         for r in self._c.query(f"SELECT * FROM problems WHERE question_id IN ({sub}){mine} ORDER BY id",
                                params + extra_params):
             questions[r["question_id"]].problems.append(ProblemTag(
@@ -578,7 +584,8 @@ class Store:
         return _history(dict(zip(names, cur.fetchone())))
 
 
-def _units(file, datasets: list[Dataset]) -> list[tuple[str | None, str | None, list[Dataset]]]:
+def _units(file, datasets: list[Dataset], database: str | None = None
+           ) -> list[tuple[str | None, str | None, list[Dataset]]]:
     """(file, sha256, datasets) per file read: a folder's datasets each name their own file.
 
     Without a file (a merge from another database) nothing is fingerprinted, so a later
@@ -589,7 +596,7 @@ def _units(file, datasets: list[Dataset]) -> list[tuple[str | None, str | None, 
     if datasets and len(set(own)) == len(datasets) and all(own) and str(file) not in own:
         return [(f, d.extra.get("sha256"), [d]) for f, d in zip(own, datasets)]
     shas = {d.extra.get("sha256") for d in datasets if isinstance(d.extra, dict)}
-    sha = shas.pop() if len(shas) == 1 and None not in shas else imports.file_sha256(file)
+    sha = shas.pop() if len(shas) == 1 and None not in shas else imports.file_sha256(file, database)
     return [(str(file) if file is not None else None, sha, datasets)]
 
 

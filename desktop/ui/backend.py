@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from desktop.domain import resolve
 from desktop.domain.changes import Change
 from desktop.domain.model import Assessment, Dataset, Question
 from desktop.store.conflicts import NOT_GIVEN
@@ -27,8 +28,9 @@ class ItemState:
     own_comments: list[str]
     other_comments: list[str]
     status: str
-    values: dict[str, Any] = field(default_factory=dict)  # merged: own over reference
-    inherited: set[str] = field(default_factory=set)  # variables shown from the reference
+    values: dict[str, Any] = field(default_factory=dict)  # the layers resolved: own over the others
+    inherited: set[str] = field(default_factory=set)  # variables shown from another annotator's layer
+    shown: Any = None  # desktop.domain.resolve.Shown: the item as every export writes it
     version: int = 0  # the store's row_version when this was read: another window's edit raises it
     own_comments_stored: list[str] | None = None  # this annotator's comments exactly as stored
     own_answerability: str | None = None  # this annotator's own label (the shown one may be imported)
@@ -36,22 +38,18 @@ class ItemState:
 
     @property
     def text_format(self):
-        return _pick(self.own, self.reference, "text_format")
+        return self._scalar("text_format")
 
     @property
     def unit_type(self):
-        return _pick(self.own, self.reference, "unit_type")
+        return self._scalar("unit_type")
 
     @property
     def multiple_texts(self):
-        return _pick(self.own, self.reference, "multiple_texts")
+        return self._scalar("multiple_texts")
 
-
-def _pick(own, ref, name):
-    v = getattr(own, name, None) if own is not None else None
-    if v is None and ref is not None:
-        v = getattr(ref, name, None)
-    return v
+    def _scalar(self, name: str):
+        return getattr(self.shown, name, None)
 
 
 class Backend:
@@ -132,12 +130,8 @@ class Backend:
         q = self.store.question(item_id, annotator=me)
         own = next((a for a in q.assessments if a.annotator == me), None)
         reference = next((a for a in q.assessments if a.annotator != me), None)
-        values = dict(reference.values) if reference else {}
-        inherited = set(values)
-        if own is not None:
-            for var, value in own.values.items():
-                values[var] = value
-                inherited.discard(var)
+        # the layers resolved by the one function every export uses: what is shown is what is written
+        shown = resolve.item(q, me)
         # The store lists imported comments first; the annotator edits only their own.
         n_other = 0
         if q.comments:
@@ -147,7 +141,8 @@ class Backend:
         mine = annotator_fields(self.store, item_id)
         return ItemState(question=q, passage_text=self.passage_text(q.passage_id), own=own, reference=reference,
                          note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
-                         status=status, values=values, inherited=inherited, version=version,
+                         status=status, values=dict(shown.values), inherited=shown.inherited(me),
+                         shown=shown, version=version,
                          own_comments_stored=mine.comments.get(me, []),
                          own_answerability=mine.answerability.get(me),
                          time_on_item=sum(t.seconds for t in self.store.time_on_item(annotator=me, item_id=item_id)))
@@ -230,6 +225,11 @@ class Backend:
     def redo(self):
         return self.store.redo(self.annotator)
 
+    def refuse_own_file(self, path: str) -> None:
+        """InputError if `path` is this window's database or one of its side files (reading it
+        as a file would drop the window's locks on it); nothing is read."""
+        self.store.refuse_own_file(path)
+
     def import_datasets(self, datasets: list[Dataset], file: str | None):
         """Store what a reader produced, predictions included, in ONE transaction: a bad
         record anywhere and nothing of the file is stored.  Returns the ImportResult."""
@@ -265,16 +265,9 @@ def question_facts(q: Question, annotator: str) -> dict[str, Any]:
     """One item's navigator facts: acceptability, eligibility, difficulty total, N, MI, model flags."""
     from desktop.domain import difficulty as km
     from desktop.domain import typology as ty
-    own = next((a for a in q.assessments if a.annotator == annotator), None)
-    ref = next((a for a in q.assessments if a.annotator != annotator), None)
-    values = dict(ref.values) if ref else {}
-    values.update(own.values if own else {})
-    try:
-        total = km.total(values) if values else None
-    except ValueError:
-        total = None
-    eligible, why = km.eligibility(_pick(own, ref, "text_format"), _pick(own, ref, "unit_type"),
-                                   ty.item_worst_tier(q.problems))
+    shown = resolve.assessment(q.assessments, annotator)
+    total = shown.total
+    eligible, why = km.eligibility(shown.text_format, shown.unit_type, ty.item_worst_tier(q.problems))
     out = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
            "total": total, "model_flags": model_flags(q)}
     out.update(model_numbers(q))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from PySide6.QtCore import QFileInfo
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget,
+    QFileDialog, QFileIconProvider, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget,
 )
 
 OPEN_FILE, SAVE_FILE, FOLDER = "open", "save", "folder"
@@ -20,15 +21,57 @@ OPEN_FILE, SAVE_FILE, FOLDER = "open", "save", "folder"
 PathChooser = Callable[[QWidget, str, str, str, str], "str | None"]
 
 
+class _NamesOnly(QFileIconProvider):
+    """Icons and type names from the file name alone.
+
+    Qt's own provider asks QMimeDatabase, which opens a file whose name does not say its
+    type (`annotations.db`, `annotations.db-wal`, `annotations.db-shm`) to read its first
+    bytes.  Closing that descriptor drops every POSIX lock this process holds on the file,
+    SQLite's included, and the dialogs open in the database's folder: another program
+    would then checkpoint and remove the WAL under the window (docs/reliability.md)."""
+
+    def icon(self, what):
+        if isinstance(what, QFileInfo):
+            kind = QFileIconProvider.IconType.Folder if what.isDir() else QFileIconProvider.IconType.File
+            return super().icon(kind)
+        return super().icon(what)
+
+    def type(self, info: QFileInfo) -> str:
+        if info.isDir():
+            return "Folder"
+        suffix = info.suffix()
+        return f"{suffix.upper()} file" if suffix else "File"
+
+
+_NAMES_ONLY: _NamesOnly | None = None
+
+
 def system_path_chooser(parent: QWidget, title: str, mode: str, start: str = "", name_filter: str = "") -> str | None:
-    """The system's file dialog (modal): what the window uses unless told otherwise."""
+    """The file dialog (modal): what the window uses unless told otherwise.
+
+    Qt's own dialog, never the platform's: a GTK or KDE dialog runs in this process too
+    and reads files to guess their type, which no option turns off (see `_NamesOnly`)."""
+    global _NAMES_ONLY
+    if _NAMES_ONLY is None:
+        _NAMES_ONLY = _NamesOnly()
+    dialog = QFileDialog(parent, title, start, name_filter)
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    dialog.setIconProvider(_NAMES_ONLY)
     if mode == FOLDER:
-        path = QFileDialog.getExistingDirectory(parent, title, start)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
     elif mode == SAVE_FILE:
-        path, _ = QFileDialog.getSaveFileName(parent, title, start, name_filter)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     else:
-        path, _ = QFileDialog.getOpenFileName(parent, title, start, name_filter)
-    return path or None
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+    try:
+        if dialog.exec() != QFileDialog.DialogCode.Accepted:
+            return None
+        chosen = dialog.selectedFiles()
+        return chosen[0] if chosen else None
+    finally:
+        dialog.deleteLater()
 
 
 def named(widget: QWidget, name: str, description: str = "") -> QWidget:

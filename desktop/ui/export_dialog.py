@@ -40,9 +40,14 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export")
         named(self, "Export", "Write the annotations to a file")
         lay = QVBoxLayout(self)
+        from desktop.commands.export import LAYERS
+
         lay.addWidget(wrapping("Write the items of this database to a file, as the command line's "
                                "“mcqlens export” does. Adjudicated (gold) versions are used where they exist "
                                "unless you choose another layer.", "About exporting"))
+        self.layers_note = wrapping(LAYERS + " “Annotations of” below chooses the layer on top.",
+                                    "Which annotations are written")
+        lay.addWidget(self.layers_note)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         self.kind = named(QComboBox(), "Format", "The file format to write")
@@ -51,11 +56,11 @@ class ExportDialog(QDialog):
         self.kind.currentIndexChanged.connect(self._kind_changed)
         form.addRow("&Format:", self.kind)
         self.layer = named(QComboBox(), "Annotations of", "Whose annotations the file carries")
-        self.layer.addItem("Gold where adjudicated, else everyone's", GOLD_LAYER)
-        self.layer.addItem("Everyone's (not preferring gold)", EVERYONE)
+        self.layer.addItem("Everyone's over the imported, gold on top where adjudicated", GOLD_LAYER)
+        self.layer.addItem("Everyone's over the imported, later over earlier (gold not preferred)", EVERYONE)
         for name in self.store.annotators():
             if name not in ("gold", "imported"):
-                self.layer.addItem(f"Only {name} (with the imported annotations)", name)
+                self.layer.addItem(f"{name}'s over the imported (as {name}'s window shows them)", name)
         form.addRow("&Annotations of:", self.layer)
         self.file = named(QComboBox(), "Source file", "Export only the items imported from one file")
         self.file.addItem("Every imported file", None)

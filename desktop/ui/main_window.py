@@ -282,7 +282,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             self.question_view.update_counts(q)
         owner = ""
         if st.inherited:
-            who = st.reference.annotator if st.reference else "imported"
+            who = "”, “".join(dict.fromkeys(st.shown.by.get(v, "imported") for v in sorted(st.inherited)))
             owner = (f"{len(st.inherited)} value(s) shown from the assessment of “{who}”; "
                      "choosing a value records your own.")
         self.difficulty.set_values(st.values, owner)

@@ -166,6 +166,11 @@ class FileMenu:
         """Read `path` in a worker thread, then store it here on the GUI thread."""
         if self.importing:
             return
+        try:
+            self.backend.refuse_own_file(path)
+        except McqLensError as exc:
+            self._error(f"Import failed — {exc}", title="Import failed")
+            return
         self.flush()
         self.importing = True
         self._import_path = path
