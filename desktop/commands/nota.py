@@ -117,7 +117,15 @@ def load_passages(args, path: str | None):
 
 
 def _seed(value: str):
-    return int(value) if value.lstrip("-").isdigit() else value
+    """A whole number (ASCII digits, as `values.whole_number` reads them) is a number seed;
+    any other text ("²" included) is a text seed."""
+    from desktop.domain import values
+
+    text = value.strip()
+    n = values.whole_number(text.removeprefix("-"))
+    if n is None:
+        return value
+    return -n if text.startswith("-") else n
 
 
 def make(args) -> int:

@@ -205,7 +205,7 @@ class _Shape:
                 return by_keys
             if "data" in self.keys:
                 return "expmrc"
-            if self.keys and self.first_value == "object" and all(re.search(r"-\d+$", k) for k in self.keys):
+            if self.keys and self.first_value == "object" and all(re.search(r"-[0-9]+$", k) for k in self.keys):
                 return "expmrc-pred"
             return None
         if self.top == "list":

@@ -294,6 +294,15 @@ def key_from_letter(value: Any, n_alternatives: int, file: str, record: Any, fie
     return index
 
 
+def index(value: Any, n: int, file: str, record: Any, field: str, what: str = "") -> int:
+    """A key given as the index of an alternative (QuAIL, CosmosQA), checked by
+    `values.index_in`: never int() on text that merely passes str.isdigit ("²")."""
+    k = values.index_in(value, n)
+    if k is None:
+        raise InputError(file, record, field, f"{what}{value!r} is not an index 0-{n - 1}")
+    return k
+
+
 def check_span(text: str, start: Any, end: Any, file: str, record: Any, field: str) -> tuple[int, int]:
     check_type(start, "integer", file, record, f"{field}.start")
     check_type(end, "integer", file, record, f"{field}.end")

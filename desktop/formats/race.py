@@ -132,7 +132,7 @@ def _several_values(text: str) -> bool:
         return False
 
 
-_NUMBERED = re.compile(r"^(\d+)\.txt$")
+_NUMBERED = re.compile(r"^([0-9]+)\.txt$")  # ASCII digits, as `values.whole_number`
 
 
 def readable_id(path: Path, record_id: Any) -> str | None:
