@@ -34,36 +34,9 @@ def _size(path: str) -> int:
         return 0
 
 
-def _read(formats, path: str, fmt: str):
-    """formats.read, with the failures of hostile files turned into the one-line error."""
-    from desktop.domain.errors import InputError, McqLensError
-
-    if os.path.exists(path):
-        # a device or pipe has no size to check against the cap and may never end (/dev/zero)
-        from desktop.commands.paths import input_file
-        input_file(path, folders=True, verb="imported")
-    try:
-        return formats.read(path, fmt)
-    except McqLensError:
-        raise
-    except RecursionError:
-        raise InputError(path, None, None, "nested too deeply to be a dataset") from None
-    except MemoryError:
-        raise InputError(path, None, None, "too large to read into memory") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise InputError(path, None, None, f"cannot read ({exc.strerror or exc})") from None
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        # a reader bug met by a hostile file still ends on the one-line error, not a traceback;
-        # `python -m fuzz.importers` hunts these in the readers themselves
-        raise InputError(path, None, None, f"unexpected content ({type(exc).__name__}: {exc}); nothing was "
-                         "imported (please report this file: the reader should have named the field)") from None
-
-
 def run(args) -> int:
-    from desktop import formats
     from desktop.domain.model import DEFAULT_ANNOTATOR
+    from desktop.formats import door
     from desktop.store import Store
 
     annotator = args.annotator or DEFAULT_ANNOTATOR
@@ -75,7 +48,7 @@ def run(args) -> int:
         bar = tqdm(total=len(args.paths), unit="file", desc="reading", file=sys.stderr, leave=False, disable=None)
     read = []
     for path in args.paths:
-        read.append((path, _read(formats, path, args.format)))
+        read.append((path, door.read(path, args.format, verb="imported")))
         if bar is not None:
             bar.update(1)
     if bar is not None:

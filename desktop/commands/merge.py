@@ -273,12 +273,12 @@ def read_other(path: str) -> tuple[list[Dataset], Incoming]:
     """Another store (*.db, *.sqlite) or an export file any reader understands; with the
     free-text notes, comments and answerability labels per item and annotator (a file's
     comments and labels are its "imported" annotator's; files carry no notes)."""
-    from desktop.formats import read
+    from desktop.formats import door
     from desktop.store import Store
     from desktop.store.adjudication import annotator_fields
 
     if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
-        datasets = read(path)
+        datasets = door.read(path, verb="merged")  # the door `import` reads through: the same errors
         incoming = Incoming()
         for ds in datasets:
             for q in ds.questions():
@@ -349,13 +349,9 @@ def register(sub) -> None:
 
 def read_incoming(other: str, annotator: str | None = None) -> tuple[list[Dataset], Incoming]:
     """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers."""
-    from desktop.domain.errors import StoreError
+    from desktop.formats import door
 
-    if not Path(other).exists():
-        raise StoreError(f"{other}: no such file")
-    from desktop.commands import paths
-
-    paths.input_file(other, folders=True)  # a pipe or device would block the merge forever
+    door.input_file(other, folders=True, verb="merged")  # a pipe or device would block the merge forever
     datasets, notes = read_other(other)
     if annotator:
         _rename(datasets, annotator)
@@ -392,10 +388,9 @@ def run(args) -> int:
     from desktop.store import Store
 
     from desktop.commands import paths
+    from desktop.formats import door
 
-    if not Path(args.other).exists():
-        raise StoreError(f"{args.other}: no such file")
-    paths.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
+    door.input_file(args.other, folders=True, verb="merged")  # a pipe or device would block the merge forever
     if Path(args.other).resolve() == Path(args.db).resolve():
         raise StoreError(f"{args.other}: cannot merge a store into itself")
     if args.conflicts:  # checked before the merge is committed, not after

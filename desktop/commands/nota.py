@@ -106,9 +106,9 @@ def load_passages(args, path: str | None):
     else:
         if not path:
             raise McqLensError("give an input file or folder, or --db DATABASE")
-        from desktop import formats
+        from desktop.formats import door
 
-        datasets = formats.read(path, args.fmt)
+        datasets = door.read(path, args.fmt)
         where = path
     passages = [p for ds in datasets for p in ds.passages]
     if not any(p.questions for p in passages):

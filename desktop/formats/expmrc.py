@@ -210,6 +210,53 @@ def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | i
     return out
 
 
+def check_scorable(doc: Any, file: str) -> dict:
+    """An ExpMRC dataset document as the official scorer reads it (`desktop.domain.expmrc_metric`):
+    {"data": [{id, questions, answers, evidences?}]}, each list one entry per question and
+    each evidences[j] a list of texts; the first thing that is not is an InputError naming
+    record and field (the scorer itself would stop on a KeyError or TypeError)."""
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
+    data = _io.get(doc, "data", "list", file, None)
+    for i, rec in enumerate(data):
+        label = f"data[{i}]"
+        _io.check_type(rec, "object", file, label, None)
+        pid = _io.check_id(_io.get(rec, "id", "string or number", file, label), file, label)
+        label = f"{label} (id {pid})"
+        questions = _io.get(rec, "questions", "list", file, label)
+        answers = _io.get(rec, "answers", "list", file, label)
+        if len(answers) != len(questions):
+            raise InputError(file, label, "answers", f"{len(answers)} answers for {len(questions)} questions")
+        for j, answer in enumerate(answers):
+            _io.check_type(answer, "string", file, label, f"answers[{j}]")
+        evidences = rec.get("evidences")
+        if evidences is None:
+            continue  # no references: the scorer gives evidence F1 0, as it does for an empty list
+        _io.check_type(evidences, "list", file, label, "evidences")
+        if len(evidences) != len(questions):
+            raise InputError(file, label, "evidences",
+                             f"{len(evidences)} evidence lists for {len(questions)} questions")
+        for j, refs in enumerate(evidences):
+            _io.check_type(refs, "list", file, label, f"evidences[{j}]")
+            for r, ref in enumerate(refs):
+                _io.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
+    return doc
+
+
+def check_prediction_rows(doc: Any, file: str) -> dict:
+    """An ExpMRC prediction document as the scorer reads it: {"<pid>-<j>": {"answer": text,
+    "evidence": text (optional)}}; anything else is an InputError naming the id and field."""
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, 'predictions must map "<pid>-<j>" to {"answer", "evidence"}, '
+                                           f"found {_io.type_name(doc)}")
+    for qid, row in doc.items():
+        _io.check_type(row, "object", file, qid, None)
+        _io.get(row, "answer", "string", file, qid)
+        if "evidence" in row:
+            _io.check_type(row["evidence"], "string", file, qid, "evidence")
+    return doc
+
+
 def write_predictions(predictions: dict[str, Prediction], path: str | os.PathLike) -> None:
     import json
     doc = {}
