@@ -48,10 +48,10 @@ def test_a_reader_slip_is_the_same_line_for_import_merge_and_nota(tmp_path, caps
     """What a reader did not foresee (here a KeyError) is caught at the door, not per command."""
     from desktop.formats import race
 
-    def crashing_reader(path, annotator=None):
+    def crashing_reader(rec, file, record, source="race", default_id=None):
         return {}["article"]
 
-    monkeypatch.setattr(race, "read", crashing_reader)
+    monkeypatch.setattr(race, "passage_from_record", crashing_reader)  # what every RACE reading calls
     src = tmp_path / "race.jsonl"
     rec = json.loads(DEV.read_text(encoding="utf-8"))["data"][0]
     src.write_text(json.dumps({k: rec[k] for k in ("id", "article", "questions", "options", "answers")}) + "\n",

@@ -2,14 +2,21 @@
 
 Every path is read and checked before anything is written; then all of them go into
 the database in one transaction, so a bad file leaves the database as it was.
+
+Memory stays bounded whatever the size of the files: while reading, the passages are kept
+only up to `KEEP_QUESTIONS` questions in all; a JSON-lines file beyond that (RACE, EMBRACE)
+is read to the end and checked, not kept, and read again, one part at a time, as the store
+writes it (`formats.Reread`: the second reading must find the same bytes).  Both phases
+say how far they are on stderr (`desktop.commands.progress`): a bar on a terminal, a line
+every few seconds otherwise.
 """
 from __future__ import annotations
 
 import os
-import sys
 
 FORMAT_CHOICES = ("auto", "race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmosqa")
-_PROGRESS_BYTES = 20 * 1024 * 1024  # show a progress bar from this much input on
+# Questions held while reading (about 1 KB each in memory); a larger file is read again when stored
+KEEP_QUESTIONS = 150_000
 
 
 def register(sub) -> None:
@@ -25,37 +32,30 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _size(path: str) -> int:
-    if os.path.isdir(path):
-        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def run(args) -> int:
+    from desktop import formats
+    from desktop.commands.progress import Progress
     from desktop.domain.model import DEFAULT_ANNOTATOR
     from desktop.formats import door
     from desktop.store import Store
 
     annotator = args.annotator or DEFAULT_ANNOTATOR
-    total = sum(_size(p) for p in args.paths)
-    bar = None
-    if total >= _PROGRESS_BYTES or len(args.paths) > 3:
-        from tqdm import tqdm
-        # disable=None: no bar when stderr is not a terminal, so scripts see only the `error:` line
-        bar = tqdm(total=len(args.paths), unit="file", desc="reading", file=sys.stderr, leave=False, disable=None)
+    keep = formats.Budget(KEEP_QUESTIONS)
     read = []
-    for path in args.paths:
-        read.append((path, door.read(path, args.format, verb="imported")))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    n = len(args.paths)
+    with Progress(100, "%", label="reading") as step:
+        for i, path in enumerate(args.paths):
+            name = os.path.basename(os.path.normpath(path)) or path
+
+            def reading(done, total, records, i=i, name=name):
+                step(100 * (i + done / max(total, 1)) / n, detail=f"{name}, {records} records" if records else name)
+
+            read.append((path, door.read(path, args.format, verb="imported", keep=keep, progress=reading)))
+    questions = sum(formats.count_questions(ds) for _, datasets in read for ds in datasets)
     store = Store.open(args.db, annotator=annotator)
     try:
-        results = store.import_files(read, annotator=annotator)
+        with Progress(questions, "questions", label="storing") as step:
+            results = store.import_files(read, annotator=annotator, progress=step)
     finally:
         store.close()
     for r in results:

@@ -278,7 +278,7 @@ def read_other(path: str) -> tuple[list[Dataset], Incoming]:
     from desktop.store.adjudication import annotator_fields
 
     if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
-        datasets = door.read(path, verb="merged")  # the door `import` reads through: the same errors
+        datasets = door.read(path)  # the door `import` reads through: the same errors
         incoming = Incoming()
         for ds in datasets:
             for q in ds.questions():
@@ -351,7 +351,7 @@ def read_incoming(other: str, annotator: str | None = None) -> tuple[list[Datase
     """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers."""
     from desktop.formats import door
 
-    door.input_file(other, folders=True, verb="merged")  # a pipe or device would block the merge forever
+    door.input_file(other, folders=True)  # a pipe or device would block the merge forever
     datasets, notes = read_other(other)
     if annotator:
         _rename(datasets, annotator)
@@ -390,7 +390,7 @@ def run(args) -> int:
     from desktop.commands import paths
     from desktop.formats import door
 
-    door.input_file(args.other, folders=True, verb="merged")  # a pipe or device would block the merge forever
+    door.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
     if Path(args.other).resolve() == Path(args.db).resolve():
         raise StoreError(f"{args.other}: cannot merge a store into itself")
     if args.conflicts:  # checked before the merge is committed, not after

@@ -187,15 +187,16 @@ def evaluate(args) -> int:
 
 
 def _progress():
-    from tqdm import tqdm
+    # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
+    from desktop.commands.progress import Progress
 
-    bars: dict[str, tqdm] = {}
+    bars: dict[str, Progress] = {}
 
     def report(done: int, total: int, label: str) -> None:
         bar = bars.get(label)
         if bar is None:
-            bar = bars[label] = tqdm(total=total, desc=f"scoring {label}", unit="question")
-        bar.update(done - bar.n)
+            bar = bars[label] = Progress(total, "questions", label=f"scoring {label}")
+        bar(done, total)
         if done >= total:
             bar.close()
     return report

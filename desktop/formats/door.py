@@ -62,13 +62,36 @@ def net(path: str | os.PathLike) -> Iterator[None]:
 
 
 def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None,
-         progress=None, verb: str = "read") -> list[Dataset]:
-    """`formats.read` behind the door: the path checked first, every failure one InputError."""
+         progress=None, verb: str = "read", keep=None) -> list[Dataset]:
+    """`formats.read` behind the door: the path checked first, every failure one InputError.
+    `keep` (a `formats.Budget`): see `formats.read`; a `Reread` is read again behind the door too."""
     from desktop import formats
 
     input_file(path, folders=True, verb=verb)
     with net(path):
-        return formats.read(path, fmt, annotator, progress=progress)
+        datasets = formats.read(path, fmt, annotator, progress=progress, keep=keep)
+    for ds in datasets:
+        if isinstance(ds.passages, formats.Reread):
+            ds.passages = _Guarded(ds.passages, path)
+    return datasets
+
+
+class _Guarded:
+    """A `Reread` whose second reading fails as the first would have: one InputError."""
+
+    def __init__(self, reread, path):
+        self.reread, self.path = reread, path
+        self.questions, self.passages = reread.questions, reread.passages
+
+    def __iter__(self):
+        it = iter(self.reread)
+        while True:
+            with net(self.path):
+                try:
+                    passage = next(it)
+                except StopIteration:
+                    return
+            yield passage
 
 
 def detect(path: str | os.PathLike) -> str:
