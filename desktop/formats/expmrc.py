@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.domain.errors import InputError
-from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
+from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, MODEL, Dataset, Passage, Prediction, Span, letter
 
 from . import _io
 from .race import in_order, passage_from_record, record_from_passage
@@ -132,11 +132,13 @@ def _add_reference(ds: Dataset, q, passage: Passage, locator: _Locator, r: int, 
 
 def evidence_references(q, passage_text: str) -> list[str]:
     """The evidences[j] list for one question: the imported references in their order
-    (verbatim where the span was not moved), then one joined reference per other annotator."""
+    (verbatim where the span was not moved), then one joined reference per other annotator.
+    A model's evidence that nobody accepted is a suggestion, not a reference (the window
+    draws it dashed): it is not written."""
     refs: dict[int, str] = {}
     others: dict[str, list[Span]] = defaultdict(list)
     for span in q.spans:
-        if span.role != EVIDENCE:
+        if span.role != EVIDENCE or span.origin == MODEL:
             continue
         r = span.extra.get("ref_index")
         if r is not None and span.annotator == reference_annotator(r) and r not in refs:
@@ -161,19 +163,53 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
     _io.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
 
 
+def has_evidence(q) -> bool:
+    """Whether a question carries evidence an ExpMRC file can hold (a model's suggestion is none)."""
+    return any(s.role == EVIDENCE and s.origin != MODEL for s in q.spans)
+
+
+def records(datasets: list[Dataset]) -> list[dict]:
+    """The `data` of an ExpMRC file: every passage read from ExpMRC, as it was read, and every
+    other RACE-style passage (RACE, EMBRACE, DREAM, QuAIL, CosmosQA) that has evidence.
+
+    Such a passage becomes one record (articles grouped by passage): its questions that have
+    evidence, in their order, each reference the evidence's passage text (one per annotator),
+    the answer the key's letter.  The official scorer names the j-th question of a record
+    "<id>-<j>" and needs a reference for each question it scores, so a question without
+    evidence is left out; the record's `question_ids` say which item each question is, and
+    where leaving questions out moves one (question 2 written as the first), the record's id
+    is "<passage id>~<indexes>" so that "<id>-<j>" is never the name of another item."""
+    data = []
+    for ds in datasets:
+        for p in ds.passages:
+            if ds.source == "expmrc" or p.source == "expmrc":
+                rec = record_from_passage(p)
+                rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
+                data.append(in_order(rec, p.extra.get("keys")))
+                continue
+            qs = [q for q in sorted(p.questions, key=lambda q: q.index) if has_evidence(q)]
+            if not qs:
+                continue
+            moved = any(j != q.index for j, q in enumerate(qs))
+            data.append({
+                "id": f"{p.id}~{'.'.join(str(q.index) for q in qs)}" if moved else p.id,
+                "article": p.text,
+                "questions": [q.stem for q in qs],
+                "options": [list(q.alternatives) for q in qs],
+                "answers": [letter(q.key) if q.key is not None else "" for q in qs],
+                "evidences": [evidence_references(q, p.text) for q in qs],
+                "question_ids": [q.id for q in qs],
+            })
+    return data
+
+
 def to_document(datasets: list[Dataset]) -> dict:
     top: dict[str, Any] = {}
     for ds in reversed(datasets):  # the first dataset's file-level values win
         top.update(ds.extra.get("top", {}))
     top.setdefault("version", "expmrc-race-dev" if not datasets else "expmrc")
-    data = []
-    for ds in datasets:
-        for p in ds.passages:
-            rec = record_from_passage(p)
-            rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
-            data.append(in_order(rec, p.extra.get("keys")))
     keys = next((ds.extra["keys"] for ds in datasets if ds.extra.get("keys")), None)
-    return in_order({**top, "data": data}, keys)
+    return in_order({**top, "data": records(datasets)}, keys)
 
 
 def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | int | None = None
