@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from desktop import formats
-    from desktop.commands.progress import Progress
+    from desktop.commands.progress import Progress, reading
     from desktop.domain.model import DEFAULT_ANNOTATOR
     from desktop.formats import door
     from desktop.store import Store
@@ -46,11 +46,8 @@ def run(args) -> int:
     with Progress(100, "%", label="reading") as step:
         for i, path in enumerate(args.paths):
             name = os.path.basename(os.path.normpath(path)) or path
-
-            def reading(done, total, records, i=i, name=name):
-                step(100 * (i + done / max(total, 1)) / n, detail=f"{name}, {records} records" if records else name)
-
-            read.append((path, door.read(path, args.format, verb="imported", keep=keep, progress=reading)))
+            read.append((path, door.read(path, args.format, verb="imported", keep=keep,
+                                         progress=reading(step, name, i, n))))
     questions = sum(formats.count_questions(ds) for _, datasets in read for ds in datasets)
     store = Store.open(args.db, annotator=annotator)
     try:

@@ -269,7 +269,7 @@ def merge(store, datasets: list[Dataset], label: str,
     return plan
 
 
-def read_other(path: str) -> tuple[list[Dataset], Incoming]:
+def read_other(path: str, progress=None) -> tuple[list[Dataset], Incoming]:
     """Another store (*.db, *.sqlite) or an export file any reader understands; with the
     free-text notes, comments and answerability labels per item and annotator (a file's
     comments and labels are its "imported" annotator's; files carry no notes)."""
@@ -278,7 +278,7 @@ def read_other(path: str) -> tuple[list[Dataset], Incoming]:
     from desktop.store.adjudication import annotator_fields
 
     if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
-        datasets = door.read(path)  # the door `import` reads through: the same errors
+        datasets = door.read(path, progress=progress)  # the door `import` reads through: the same errors
         incoming = Incoming()
         for ds in datasets:
             for q in ds.questions():
@@ -347,12 +347,13 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def read_incoming(other: str, annotator: str | None = None) -> tuple[list[Dataset], Incoming]:
-    """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers."""
+def read_incoming(other: str, annotator: str | None = None, progress=None) -> tuple[list[Dataset], Incoming]:
+    """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers;
+    `progress`: see `formats.read` (a file only)."""
     from desktop.formats import door
 
     door.input_file(other, folders=True)  # a pipe or device would block the merge forever
-    datasets, notes = read_other(other)
+    datasets, notes = read_other(other, progress)
     if annotator:
         _rename(datasets, annotator)
         _rename_incoming(notes, annotator)
@@ -395,7 +396,11 @@ def run(args) -> int:
         raise StoreError(f"{args.other}: cannot merge a store into itself")
     if args.conflicts:  # checked before the merge is committed, not after
         paths.output_file(args.conflicts)
-    datasets, notes = read_incoming(args.other, args.annotator)  # a bad file: the store is not even opened
+    from desktop.commands.progress import Progress, reading
+
+    with Progress(100, "%", label="reading") as step:  # a line every few seconds when stderr is no terminal
+        # a bad file: the store is not even opened
+        datasets, notes = read_incoming(args.other, args.annotator, reading(step, Path(args.other).name))
     store = Store.open(args.db, read_only=args.dry_run)  # --dry-run writes nothing, anywhere
     try:
         plan = merge_incoming(store, datasets, notes, args.label or Path(args.other).stem, args.dry_run)

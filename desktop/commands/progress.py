@@ -94,3 +94,10 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def reading(step: Progress, name: str, i: int = 0, n: int = 1):
+    """A `formats.read(progress=...)` callback reporting to `step` (unit "%") as file `i` of `n`."""
+    def report(done: float, total: int, records: int) -> None:
+        step(100 * (i + done / max(total, 1)) / n, detail=f"{name}, {records} records" if records else name)
+    return report
