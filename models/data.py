@@ -82,41 +82,21 @@ def records_from_datasets(datasets, dev_fraction: float = 0.15) -> list[dict]:
 
 def load_datasets(paths: Iterable[str]):
     """Datasets from files or folders (`desktop.formats`) and MCQ Lens databases (`.db`)."""
-    from desktop.domain.errors import InputError
-
     datasets = []
     for path in paths:
         if str(path).endswith((".db", ".sqlite")):
             from desktop.store import Store
 
-            store = Store.open(path)
+            store = Store.open(path, read_only=True)  # reading training data never creates or migrates
             try:
                 datasets.extend(store.load_datasets())
             finally:
                 store.close()
         else:
-            from desktop import formats
+            from desktop.formats import door
 
-            if not Path(path).exists():
-                raise InputError(path, None, None, "no such file or folder")
-            datasets.extend(_read_file(formats, path))
+            datasets.extend(door.read(path))  # the door every command reads a user's file through
     return datasets
-
-
-def _read_file(formats, path):
-    if hasattr(formats, "read"):
-        return formats.read(path)
-    # Until `desktop.formats.read` (auto-detection) lands: the module named by the file.
-    import importlib
-
-    name = str(path).lower()
-    for module in ("dream", "quail", "embrace", "expmrc", "cosmosqa", "race"):
-        if module in name:
-            ds = importlib.import_module(f"desktop.formats.{module}").read(path)
-            return ds if isinstance(ds, list) else [ds]
-    from desktop.domain.errors import InputError
-
-    raise InputError(path, None, None, "cannot tell the format of this file")
 
 
 def _open(path, mode):

@@ -153,16 +153,25 @@ def test_expmrc_predict_never_replaces_what_is_not_a_regular_file(tmp_path):
     assert fifo.is_fifo() and folder.is_dir() and link.is_symlink() and target.read_text() == "kept"
 
 
-def test_expmrc_predict_shows_its_progress_on_stderr(tmp_path, capsys):
+def test_expmrc_predict_shows_its_progress_on_stderr(tmp_path, capsys, monkeypatch):
+    """stderr is not a terminal here: a plain line every MCQLENS_PROGRESS_SECONDS (0: at every
+    step, so this short run shows them), the last one once; a run shorter than the interval
+    prints none (the default is 5 s)."""
     sub = _subset(tmp_path, 3)
     n = sum(len(p["questions"]) for p in json.loads(sub.read_text())["data"])
-    assert main(["expmrc", "predict", str(sub), "-o", str(tmp_path / "p.json"), "--model", str(TINY),
-                 "--device", "cpu", "--in-sample"]) == 0
+    argv = ["expmrc", "predict", str(sub), "-o", str(tmp_path / "p.json"), "--model", str(TINY), "--device", "cpu",
+            "--in-sample", "--force"]
+    monkeypatch.setenv("MCQLENS_PROGRESS_SECONDS", "0")
+    assert main(argv) == 0
     captured = capsys.readouterr()
     steps = [line for line in captured.err.splitlines() if line.startswith("scoring: ")]
     assert steps and steps[-1] == f"scoring: {n}/{n} questions", captured.err
-    assert 2 <= len(steps) <= 12  # a line per tenth, not one per question
+    done = [int(line.split()[1].split("/")[0]) for line in steps]
+    assert len(steps) >= 2 and done == sorted(set(done)), steps  # growing, the last line once
     assert captured.out == ""
+    monkeypatch.setenv("MCQLENS_PROGRESS_SECONDS", "600")
+    assert main(argv) == 0
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("scoring: ")]
 
 
 @pytest.mark.skipif("CUDAExecutionProvider" in __import__("onnxruntime").get_available_providers(),

@@ -102,3 +102,31 @@ def test_same_duplicate_is_accepted(tmp_path):
     path.write_text(line + "\n" + line + "\n", encoding="utf-8")
     (ds,) = formats.read(path)
     assert len(ds.passages) == 1 and len(list(ds.questions())) == 1
+
+
+@pytest.mark.parametrize("numeral, index", [("2", 2), (" 2 ", 2), ("0" * 5000 + "1", 1), ("²", None),
+                                            ("١", None), ("1_0", None), ("-1", None), ("2.0", None),
+                                            ("9" * 5000, None)])
+def test_every_reader_reads_a_numeral_as_the_value_functions_do(numeral, index, tmp_path):
+    """QuAIL's correct_answer_id and CosmosQA's label go through `values.index_in`: "²" passes
+    str.isdigit but not int(), "١" is int() 1; neither is an index in a file."""
+    from desktop.domain import values
+
+    expected = values.index_in(numeral, 4)
+    assert expected == index
+    quail = tmp_path / "q.jsonl"
+    quail.write_text(json.dumps({"id": "f1_0", "context_id": "f1", "context": "c", "question": "q?",
+                                 "answers": ["a", "b", "c", "d"], "correct_answer_id": numeral}) + "\n",
+                     encoding="utf-8")
+    cosmos = tmp_path / "c.csv"
+    cosmos.write_text(f"id,context,question,answer0,answer1,answer2,answer3,label\nq1,A text.,Why?,a,b,c,d,{numeral}\n",
+                      encoding="utf-8")
+    for path, fmt, field in ((quail, "quail", "correct_answer_id"), (cosmos, "cosmosqa", "label")):
+        if expected is None:
+            with pytest.raises(InputError) as info:
+                formats.read(path, fmt=fmt)
+            assert f"record line {1 if fmt == 'quail' else 2}" in str(info.value)
+            assert f"field {field}: " in str(info.value) and "is not an index 0-3" in str(info.value)
+        else:
+            (ds,) = formats.read(path, fmt=fmt)
+            assert [q.key for q in ds.questions()] == [expected]

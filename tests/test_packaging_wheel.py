@@ -1,10 +1,18 @@
 """Installed from a wheel, the product behaves as it does from the checkout.
 
 The wheel is built from a copy of the files pyproject.toml packages (so no stale build/
-folder of the checkout leaks in), installed into a fresh virtual environment that sees
-the system's packages for its dependencies (nothing is downloaded), and run from an
-empty folder without PYTHONPATH: the wheel's own files are imported, not the checkout's
-(checked).  The default model then scores ExpMRC questions it trained on (answered from
+folder of the checkout leaks in), installed into a fresh virtual environment that finds
+its dependencies in the environment running the tests (nothing is downloaded), and run
+from an empty folder without PYTHONPATH: the wheel's own files are imported, not the
+checkout's (checked).
+
+"The environment running the tests" is `sys.executable`'s: the venv the README's
+`pip install -e ".[test]"` made.  `venv --system-site-packages` would not do: a venv made
+from a venv's Python sees the BASE interpreter's site-packages, which on a fresh machine
+lack tokenizers and the rest.  The running environment's site-packages folders are put
+on the new venv's path by a `.pth` file instead, after its own site-packages (so the
+wheel's files come first) and without running that environment's own `.pth` files (so
+the checkout's editable install does not leak in).  The default model then scores ExpMRC questions it trained on (answered from
 its out-of-fold file, which the wheel must carry) and an edited copy of them (answered
 by the model itself) exactly as the checkout does.
 """
@@ -58,6 +66,16 @@ def _clean_env() -> dict:
     return env
 
 
+def _running_site_packages() -> list[str]:
+    """The site-packages folders of the interpreter running the tests (its venv's, or the
+    system's when the tests run without one)."""
+    import site
+
+    folders = [d for d in site.getsitepackages() if Path(d).is_dir()]
+    assert folders, "the running interpreter has no site-packages folder"
+    return folders
+
+
 def test_the_wheel_carries_what_the_runtime_reads_and_scores_as_the_checkout(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
@@ -70,12 +88,13 @@ def test_the_wheel_carries_what_the_runtime_reads_and_scores_as_the_checkout(tmp
                     "-w", str(tmp_path / "dist"), str(src)], check=True, cwd=tmp_path, env=env, timeout=300)
     wheel, = (tmp_path / "dist").glob("mcqlens-*.whl")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                   check=True, env=env, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, env=env, timeout=120)
     python = venv / "bin" / "python"
+    installed = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (installed / "_running_environment.pth").write_text("".join(f"{d}\n" for d in _running_site_packages()),
+                                                         encoding="utf-8")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
                     "--no-index", str(wheel)], check=True, cwd=tmp_path, env=env, timeout=300)
-    installed = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
     # every file of the checkout's model directory is in the installed package
     shipped = sorted(p.name for p in (ROOT / "models" / "default").iterdir() if p.is_file())
     assert sorted(p.name for p in (installed / "models" / "default").iterdir()) == shipped

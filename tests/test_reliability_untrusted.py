@@ -213,10 +213,10 @@ def test_a_reader_bug_still_ends_on_the_error_line(tmp_path, monkeypatch, capsys
     `error:` line and nothing is imported (fuzzing hunts such crashes in the readers)."""
     from desktop.formats import race
 
-    def crashing_reader(path, annotator=None):
+    def crashing_reader(rec, file, record, source="race", default_id=None):
         return {}["article"]  # the kind of slip a reader could make on a hostile record
 
-    monkeypatch.setattr(race, "read", crashing_reader)
+    monkeypatch.setattr(race, "passage_from_record", crashing_reader)  # what every RACE reading calls
     src = tmp_path / "race.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in _race_records(1)), encoding="utf-8")
     db = tmp_path / "a.db"

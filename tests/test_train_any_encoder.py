@@ -94,8 +94,8 @@ def test_train_a_few_steps_with_each_encoder_family(family, tmp_path, packed):
 def test_torchrun_two_processes_on_cpu_end_with_the_same_weights(tmp_path, packed):
     d = backbone_dir(tmp_path, "mpnet")
     out = tmp_path / "ddp"
-    torchrun = shutil.which("torchrun") or ""
-    cmd = ([torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]) + [
+    # torchrun as a module of the running interpreter: a `torchrun` on PATH may be another environment's
+    cmd = [sys.executable, "-m", "torch.distributed.run"] + [
         "--nproc_per_node", "2", "--standalone", "-m", "models.train",
         "--data", str(packed), "--out", str(out),
         "--backbone", str(d), "--crossfit", "1",

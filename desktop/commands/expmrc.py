@@ -45,33 +45,14 @@ def register(sub) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
 
 
-def _load_json(path: str, what: str):
-    from desktop.commands.paths import input_file
-    from desktop.domain.errors import InputError
-
-    input_file(path, what=f"{what} file")  # a pipe or device would never end
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise InputError(path, None, None, f"no such {what} file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(path, None, None, f"not a JSON {what} file ({exc})") from None
-
-
 def run_evaluate(args) -> int:
-    from desktop.domain.errors import InputError
     from desktop.domain.expmrc_metric import score_multiple_choice
+    from desktop.formats import door, expmrc
 
-    dataset = _load_json(args.dataset, "dataset")
-    predictions = _load_json(args.predictions, "prediction")
-    if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
-        raise InputError(args.dataset, None, "data", "an ExpMRC dataset is {\"version\", \"data\": [...]}")
-    if not isinstance(predictions, dict):
-        raise InputError(args.predictions, None, None, "predictions must map \"<pid>-<j>\" to {answer, evidence}")
-    for qid, pred in predictions.items():
-        if not isinstance(pred, dict):
-            raise InputError(args.predictions, qid, None, "each prediction must be {\"answer\": ..., \"evidence\": ...}")
+    # through the door every command reads a user's file: strict JSON, size cap, one error line
+    dataset = expmrc.check_scorable(door.read_json(args.dataset, "dataset file"), args.dataset)
+    predictions = expmrc.check_prediction_rows(door.read_json(args.predictions, "prediction file"),
+                                               args.predictions)
     print(json.dumps(score_multiple_choice(dataset, predictions)))
     return 0
 
@@ -80,10 +61,10 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
             log=print, progress=None) -> dict[str, dict[str, str]]:
     """{"<pid>-<j>": {"answer", "evidence"}}; `progress(done, total)` after each scored batch."""
     import inference
-    from desktop.formats import expmrc
+    from desktop.formats import door
     from inference.expmrc_answers import answers
 
-    ds = expmrc.read(dataset_path)
+    (ds,) = door.read(dataset_path, "expmrc")
     passages = {p.id: p for p in ds.passages}
     questions = [q for p in ds.passages for q in p.questions]
     model = inference.load_model(model_dir, device=device)
@@ -103,11 +84,12 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
 def run_predict(args) -> int:
     import os
 
-    from desktop.commands.paths import input_file, output_file
+    from desktop.commands.paths import output_file
     from desktop.commands.progress import Progress
     from desktop.domain.errors import McqLensError, ModelError
+    from desktop.formats import door
 
-    input_file(args.dataset, what="dataset file")
+    door.input_file(args.dataset, what="dataset file")
     out = output_file(args.out, args.force)  # before minutes of scoring, not after
     model_dir = Path(args.model) if args.model else DEFAULT_MODEL
     if not (model_dir / "card.json").is_file():

@@ -42,7 +42,8 @@ def register(sub) -> None:
     layer.add_argument("--everyone", action="store_true",
                        help="every annotator's layers, later over earlier, without putting 'gold' on top")
     p.add_argument("--source", default=None,
-                   help="which stored source to export (default: embrace/expmrc their own; race, csv: all)")
+                   help="which stored source to export (default: embrace its own; expmrc: the ExpMRC items and "
+                        "every other item with evidence; race, csv: all)")
     p.add_argument("--file", default=None, help="only items imported from this file (path or name)")
     p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     p.set_defaults(func=run)
@@ -105,8 +106,9 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
         paths.output_folder(out, force, export_suffix=".txt")
     else:  # force replaces a regular file, never a device, pipe, link or folder
         paths.output_file(out, force)
-    # race and csv take every stored item (RACE is the common core of all sources)
-    source = source if source else (None if kind in ("csv", "race") else kind)
+    # race and csv take every stored item (RACE is the common core of all sources); expmrc every
+    # ExpMRC item and every other item with evidence (`formats.expmrc.records` chooses)
+    source = source if source else (None if kind in ("csv", "race", "expmrc") else kind)
     datasets = store.load_datasets(source=source, annotator=annotator, file=file)
     # Adjudicated work wins: the writers prefer the gold layer field by field.
     if everyone:
@@ -116,6 +118,14 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     if not datasets:
         what = f"{source} items" if source else "items"
         raise McqLensError(f"no {what} in {store.path}" + (f" from {file}" if file else ""))
+    written = None
+    if kind == "expmrc":
+        from desktop.formats import expmrc
+
+        written = sum(len(r["questions"]) for r in expmrc.records(datasets))
+        if not written:
+            raise McqLensError(f"no expmrc items and no item with evidence in {store.path}"
+                               + (f" from {file}" if file else "") + ": mark evidence (E) first")
     # same suffix as OUT (the writers choose the layout by it): none for a RACE folder
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}" if out.suffix
                         else f".{out.name}_tmp{os.getpid()}")
@@ -133,7 +143,7 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     except BaseException:
         _remove(tmp)
         raise
-    n = sum(len(p.questions) for d in datasets for p in d.passages)
+    n = written if written is not None else sum(len(p.questions) for d in datasets for p in d.passages)
     return ExportResult(out, kind, n, len(datasets), renamed or [])
 
 

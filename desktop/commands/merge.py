@@ -269,16 +269,16 @@ def merge(store, datasets: list[Dataset], label: str,
     return plan
 
 
-def read_other(path: str) -> tuple[list[Dataset], Incoming]:
+def read_other(path: str, progress=None) -> tuple[list[Dataset], Incoming]:
     """Another store (*.db, *.sqlite) or an export file any reader understands; with the
     free-text notes, comments and answerability labels per item and annotator (a file's
     comments and labels are its "imported" annotator's; files carry no notes)."""
-    from desktop.formats import read
+    from desktop.formats import door
     from desktop.store import Store
     from desktop.store.adjudication import annotator_fields
 
     if Path(path).suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
-        datasets = read(path)
+        datasets = door.read(path, progress=progress)  # the door `import` reads through: the same errors
         incoming = Incoming()
         for ds in datasets:
             for q in ds.questions():
@@ -347,16 +347,13 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def read_incoming(other: str, annotator: str | None = None) -> tuple[list[Dataset], Incoming]:
-    """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers."""
-    from desktop.domain.errors import StoreError
+def read_incoming(other: str, annotator: str | None = None, progress=None) -> tuple[list[Dataset], Incoming]:
+    """OTHER's datasets and per-annotator fields; `annotator` names a file's "imported" layers;
+    `progress`: see `formats.read` (a file only)."""
+    from desktop.formats import door
 
-    if not Path(other).exists():
-        raise StoreError(f"{other}: no such file")
-    from desktop.commands import paths
-
-    paths.input_file(other, folders=True)  # a pipe or device would block the merge forever
-    datasets, notes = read_other(other)
+    door.input_file(other, folders=True)  # a pipe or device would block the merge forever
+    datasets, notes = read_other(other, progress)
     if annotator:
         _rename(datasets, annotator)
         _rename_incoming(notes, annotator)
@@ -394,10 +391,9 @@ def run(args) -> int:
     from desktop.store import Store
 
     from desktop.commands import paths
+    from desktop.formats import door
 
-    if not Path(args.other).exists():
-        raise StoreError(f"{args.other}: no such file")
-    paths.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
+    door.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
     if Path(args.other).resolve() == Path(args.db).resolve():
         raise StoreError(f"{args.other}: cannot merge a store into itself")
     from desktop.store import own_files
@@ -405,7 +401,11 @@ def run(args) -> int:
     own_files.refuse(args.other, args.db, "merged")
     if args.conflicts:  # checked before the merge is committed, not after
         paths.output_file(args.conflicts)
-    datasets, notes = read_incoming(args.other, args.annotator)  # a bad file: the store is not even opened
+    from desktop.commands.progress import Progress, reading
+
+    with Progress(100, "%", label="reading") as step:  # a line every few seconds when stderr is no terminal
+        # a bad file: the store is not even opened
+        datasets, notes = read_incoming(args.other, args.annotator, reading(step, Path(args.other).name))
     store = Store.open(args.db, read_only=args.dry_run)  # --dry-run writes nothing, anywhere
     try:
         plan = merge_incoming(store, datasets, notes, args.label or Path(args.other).stem, args.dry_run)

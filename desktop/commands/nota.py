@@ -106,9 +106,9 @@ def load_passages(args, path: str | None):
     else:
         if not path:
             raise McqLensError("give an input file or folder, or --db DATABASE")
-        from desktop import formats
+        from desktop.formats import door
 
-        datasets = formats.read(path, args.fmt)
+        datasets = door.read(path, args.fmt)
         where = path
     passages = [p for ds in datasets for p in ds.passages]
     if not any(p.questions for p in passages):
@@ -117,7 +117,15 @@ def load_passages(args, path: str | None):
 
 
 def _seed(value: str):
-    return int(value) if value.lstrip("-").isdigit() else value
+    """A whole number (ASCII digits, as `values.whole_number` reads them) is a number seed;
+    any other text ("²" included) is a text seed."""
+    from desktop.domain import values
+
+    text = value.strip()
+    n = values.whole_number(text.removeprefix("-"))
+    if n is None:
+        return value
+    return -n if text.startswith("-") else n
 
 
 def make(args) -> int:
@@ -179,15 +187,16 @@ def evaluate(args) -> int:
 
 
 def _progress():
-    from tqdm import tqdm
+    # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
+    from desktop.commands.progress import Progress
 
-    bars: dict[str, tqdm] = {}
+    bars: dict[str, Progress] = {}
 
     def report(done: int, total: int, label: str) -> None:
         bar = bars.get(label)
         if bar is None:
-            bar = bars[label] = tqdm(total=total, desc=f"scoring {label}", unit="question")
-        bar.update(done - bar.n)
+            bar = bars[label] = Progress(total, "questions", label=f"scoring {label}")
+        bar(done, total)
         if done >= total:
             bar.close()
     return report

@@ -1,19 +1,17 @@
 """The checks every command makes on the paths it is given, before doing any work.
 
-One function per job: `input_file` for what a command reads (import, merge, expmrc
-evaluate): it must exist and be a regular file or a folder, never a device, pipe or
-socket that could be read forever; `output_file` / `output_folder` for what a command
-writes: checked BEFORE the work (a merge is committed, a report computed, only after),
-so a bad output path costs nothing.  `--force` replaces only a regular file (or, for a
-RACE folder export, a folder holding nothing but .txt files): never a device node, a
-pipe, a link or someone's folder.
+What a command reads is checked at the one door (`desktop.formats.door.input_file`);
+here is what it writes: `output_file` / `output_folder`, checked BEFORE the work (a merge
+is committed, a report computed, only after), so a bad output path costs nothing.
+`--force` replaces only a regular file (or, for a RACE folder export, a folder holding
+nothing but .txt files): never a device node, a pipe, a link or someone's folder.
 """
 from __future__ import annotations
 
 import stat
 from pathlib import Path
 
-from desktop.domain.errors import InputError, McqLensError
+from desktop.domain.errors import McqLensError
 
 
 def _kind(mode: int) -> str:
@@ -30,21 +28,6 @@ def _kind(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "a file"
     return "not a regular file"
-
-
-def input_file(path: str | Path, folders: bool = False, what: str = "file", verb: str = "read") -> Path:
-    """`path` exists and is a regular file (or a folder, if `folders`); else one InputError line
-    (a pipe would block the command forever, a device such as /dev/zero never end)."""
-    p = Path(path)
-    try:
-        mode = p.stat().st_mode  # follows links: a link to a regular file is read as that file
-    except FileNotFoundError:
-        raise InputError(str(p), None, None, f"no such {what}") from None
-    except OSError as exc:
-        raise InputError(str(p), None, None, f"cannot read ({exc.strerror or exc})") from None
-    if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
-        return p
-    raise InputError(str(p), None, None, f"not a regular file (a device, pipe or socket cannot be {verb})")
 
 
 def output_file(path: str | Path, force: bool | None = None) -> Path:

@@ -1,47 +1,88 @@
-"""Progress of a long command on stderr: a tqdm bar on a terminal, else a line every tenth.
+"""Progress of a long command on stderr: a tqdm bar on a terminal, else a line every few seconds.
 
-    with Progress(total, "questions") as step:
+    with Progress(total, "questions", label="scoring") as step:
         inference.score(..., progress=step)    # step(done, total)
 
-stdout stays for the command's result; a log file (stderr not a terminal) gets plain
-lines instead of a bar's carriage returns.
+stdout stays for the command's result.  When stderr is not a terminal (a log file, a pipe,
+a scheduler) a bar's carriage returns would be one endless line, and a command that runs
+for minutes must still say that it is alive: it writes a plain line (`scoring: 120/561
+questions`) once `MCQLENS_PROGRESS_SECONDS` (default 5) have passed since the command
+started or since its previous line, and a last line when the work is done.  A command done
+before that prints nothing, so a short run's stderr holds only what it has to say.  Every
+long command (import, score, expmrc predict, nota evaluate) reports through this class.
 """
 from __future__ import annotations
 
+import os
 import sys
+import time
+
+DEFAULT_SECONDS = 5.0
+
+
+def interval() -> float:
+    """Seconds between two progress lines on a stream that is not a terminal."""
+    try:
+        seconds = float(os.environ.get("MCQLENS_PROGRESS_SECONDS", DEFAULT_SECONDS))
+    except ValueError:
+        return DEFAULT_SECONDS
+    return seconds if seconds >= 0 else DEFAULT_SECONDS
 
 
 class Progress:
     def __init__(self, total: int, unit: str, quiet: bool = False, stream=None, label: str = ""):
-        """`total` may be 0 when only the first call knows it (`step(done, total)`)."""
+        """`total` may be 0 when only the first call knows it (`step(done, total)`); unit "%"
+        writes `label: 41%`."""
         self.total = total
         self.unit = unit
         self.label = label
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.done = 0
-        self._next_line = 0
+        self.detail = ""
+        self.every = interval()
+        self._last = time.monotonic()  # the command's start counts as a line: none before `every`
+        self._lines = 0
+        self._finished = False
         self._bar = None
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
-    def __call__(self, done: int, total: int | None = None) -> None:
+    def __call__(self, done: int | float, total: int | None = None, detail: str = "") -> None:
         if total is not None:
             self.total = total
         step, self.done = done - self.done, done
+        self.detail = detail
         if self.quiet:
             return
-        if self._bar is None and getattr(self.stream, "isatty", lambda: False)():
-            from tqdm import tqdm
+        if self._tty:
+            if self._bar is None:
+                from tqdm import tqdm
 
-            self._bar = tqdm(total=self.total, unit=self.unit, file=self.stream, desc=self.label or None)
-        if self._bar is not None:
+                self._bar = tqdm(total=self.total, unit=self.unit, file=self.stream, desc=self.label or None)
             self._bar.total = self.total
             self._bar.update(step)
-        elif done >= self._next_line:
-            prefix = f"{self.label}: " if self.label else ""
-            print(f"{prefix}{done}/{self.total} {self.unit}", file=self.stream, flush=True)
-            # the next line a tenth further on, and the last one once
-            self._next_line = self.total + 1 if done >= self.total else min(done + max(1, self.total // 10),
-                                                                              self.total)
+            if detail:
+                self._bar.set_postfix_str(detail, refresh=False)
+            return
+        if self._finished:
+            return
+        now = time.monotonic()
+        finished = bool(self.total) and done >= self.total
+        # a line every `every` seconds, and the last one once: a run that wrote lines says it finished
+        if now - self._last >= self.every or (finished and self._lines):
+            self._line()
+            self._last = now
+            self._finished = finished
+
+    def _line(self) -> None:
+        prefix = f"{self.label}: " if self.label else ""
+        if self.unit == "%":
+            figure = f"{int(self.done)}%"
+        else:
+            figure = f"{int(self.done)}/{self.total} {self.unit}" if self.total else f"{int(self.done)} {self.unit}"
+        detail = f" ({self.detail})" if self.detail else ""
+        print(f"{prefix}{figure}{detail}", file=self.stream, flush=True)
+        self._lines += 1
 
     def close(self) -> None:
         if self._bar is not None:
@@ -53,3 +94,10 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def reading(step: Progress, name: str, i: int = 0, n: int = 1):
+    """A `formats.read(progress=...)` callback reporting to `step` (unit "%") as file `i` of `n`."""
+    def report(done: float, total: int, records: int) -> None:
+        step(100 * (i + done / max(total, 1)) / n, detail=f"{name}, {records} records" if records else name)
+    return report

@@ -174,29 +174,17 @@ def run(args) -> int:
     print(f"model {model.id} ({model.card.name}): {model.message}", file=sys.stderr)
     formats = _formats(args.formats, model.formats)
 
-    with Store.open(args.db, create=False) as store:
-        bar, last = [None], [0]
+    from desktop.commands.progress import Progress
 
+    with Store.open(args.db, create=False) as store:
         def start(run):
             print(f"{run.questions} questions, {run.already} already scored by {model.id}; "
                   f"{run.to_score} to score in {', '.join(formats)}", file=sys.stderr)
 
-        def progress(done, total):
-            if bar[0] is None:
-                bar[0] = _bar(total, args.no_progress)
-            bar[0].update(done - last[0])
-            last[0] = done
-
-        def chunk_done(run):
-            if (bar[0] is None or isinstance(bar[0], _NoBar)) and not args.no_progress:
-                print(f"scored {run.scored}/{run.to_score} questions", file=sys.stderr, flush=True)
-
-        try:
+        # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
+        with Progress(0, "scores", quiet=args.no_progress, label="scoring") as progress:
             run = score_store(store, model, formats, source=args.source, rescore=args.rescore,
-                              progress=progress, on_start=start, on_chunk=chunk_done)
-        finally:
-            if bar[0] is not None:
-                bar[0].close()
+                              progress=progress, on_start=start)
         if run.to_score:
             print(f"stored {run.stored} predictions of {model.id}", file=sys.stderr)
         if run.in_sample:
@@ -223,19 +211,3 @@ def _rows(result, already: dict) -> list:
                 if fmt not in have:
                     preds.append(p)  # the older row gets its MI; its probabilities are unchanged
     return [(result.item_id, p) for p in preds]
-
-
-class _NoBar:
-    def update(self, n):
-        pass
-
-    def close(self):
-        pass
-
-
-def _bar(total: int, quiet: bool):
-    if quiet or not sys.stderr.isatty():
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="scores", file=sys.stderr)

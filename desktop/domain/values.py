@@ -17,6 +17,11 @@ from typing import Any
 MAX_DEPTH = 64
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# ASCII digits only: `str.isdigit` and `\d` also take "²" (which int() refuses) and "١" (which
+# int() reads as 1), so a file could pass the check and crash the conversion, or mean another number
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_MAX_DIGITS = 18  # below int()'s 4,300-digit guard; no index or count in a dataset is longer
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
@@ -41,6 +46,46 @@ def id_problem(ident: str) -> str | None:
     m = _CONTROL.search(ident)
     if m:
         return f"control character U+{ord(m.group()):04X} at character {m.start()} in the id {ident!r}"
+    return None
+
+
+def whole_number(value: Any) -> int | None:
+    """A count or index as a file writes it: a JSON integer >= 0, or a text of ASCII digits
+    (spaces around allowed: "2", " 2 "); None for anything else ("²", "١", "-1", "2.0", true).
+
+    Every reader that takes a number from a file (QuAIL `correct_answer_id`, CosmosQA `label`,
+    column names like `answer3`) asks here, so that none of them calls int() on text it has
+    not checked."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text.lstrip("0") or "0"  # leading zeros would count against int()'s digit guard
+        if _WHOLE.fullmatch(text) and len(digits) <= _MAX_DIGITS:
+            return int(digits)
+    return None
+
+
+def index_in(value: Any, n: int) -> int | None:
+    """`value` as an index 0..n-1 (see `whole_number`), else None."""
+    k = whole_number(value)
+    return k if k is not None and k < n else None
+
+
+def decimal_number(value: Any) -> float | None:
+    """A finite number written with ASCII digits ("3", "-2.5", "1e3") or given as one; None
+    for anything else: float() alone takes "nan", "inf", "1_000" and "١"."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        text = value.strip()
+        if _DECIMAL.fullmatch(text):
+            number = float(text)
+            return number if math.isfinite(number) else None
     return None
 
 

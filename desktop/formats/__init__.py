@@ -205,7 +205,7 @@ class _Shape:
                 return by_keys
             if "data" in self.keys:
                 return "expmrc"
-            if self.keys and self.first_value == "object" and all(re.search(r"-\d+$", k) for k in self.keys):
+            if self.keys and self.first_value == "object" and all(re.search(r"-[0-9]+$", k) for k in self.keys):
                 return "expmrc-pred"
             return None
         if self.top == "list":
@@ -216,8 +216,19 @@ class _Shape:
         return None
 
 
+# Readers that give their passages one record at a time (`module.header` + `module.passages`)
+STREAMED = ("race", "embrace")
+
+
+class Budget:
+    """How many questions one reading may still hold in memory (shared by the files it reads)."""
+
+    def __init__(self, questions: int):
+        self.left = questions
+
+
 def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = None,
-         progress=None) -> list[Dataset]:
+         progress=None, keep: Budget | None = None) -> list[Dataset]:
     """A file or folder → Datasets (one per file; a folder of RACE files is one Dataset).
 
     An ExpMRC prediction file gives a Dataset with source "expmrc-pred", no passages
@@ -225,12 +236,17 @@ def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = Non
 
     `progress(done, total, records)`, if given, is called as the reading goes: `done`
     files of `total` read (fractional inside a JSON-lines file), `records` JSON-lines
-    records read so far.  An exception it raises (a cancel) stops the reading."""
+    records read so far.  An exception it raises (a cancel) stops the reading.
+
+    `keep`: every record is still read and checked, but a file of a streamed format whose
+    questions do not fit the budget is not held: its Dataset's `passages` is a `Reread`,
+    which reads the file again, one record at a time, each time it is iterated (what
+    `mcqlens import` does with a file of millions of questions)."""
     if progress is not None:
         reading = _Reading(path, progress)
         token = _io.READING.set(reading)
         try:
-            out = read(path, fmt, annotator)
+            out = read(path, fmt, annotator, keep=keep)
         finally:
             _io.READING.reset(token)
         reading.finish()
@@ -252,15 +268,59 @@ def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = Non
             rel = f.relative_to(root)
             shown = p / rel
             kind = fmt if fmt != "auto" else detect(f)
-            for ds in _read_file(f, kind, annotator, shown=shown):
+            # a RACE folder export writes each passage back to its own file
+            in_folder = _InFolder(rel.as_posix()) if kind == "race" else None
+            for ds in _read_file(f, kind, annotator, shown=shown, keep=keep, each=in_folder):
                 ds.extra["folder"] = str(p)
                 ds.extra["path_in_folder"] = rel.as_posix()
-                if kind == "race":  # a RACE folder export writes each passage back to its own file
-                    for passage in ds.passages:
-                        passage.extra.setdefault("file", rel.as_posix())
                 out.append(ds)
         return out
-    return _read_file(p, detect(p) if fmt == "auto" else fmt, annotator)
+    return _read_file(p, detect(p) if fmt == "auto" else fmt, annotator, keep=keep)
+
+
+class _InFolder:
+    """What reading a file of a folder adds to each of its passages (picklable, unlike a lambda)."""
+
+    def __init__(self, rel: str):
+        self.rel = rel
+
+    def __call__(self, passage) -> None:
+        passage.extra.setdefault("file", self.rel)
+
+
+class Reread:
+    """The passages of a file too large to hold: iterating reads the file again, one record at a
+    time, and the bytes must be those read the first time (else an InputError: the file changed).
+    `questions` and `passages` are the counts of the first reading."""
+
+    def __init__(self, path: Path, fmt: str, annotator: str | None, sha: str | None, each, questions: int,
+                 passages: int):
+        self.path, self.fmt, self.annotator, self.sha, self.each = path, fmt, annotator, sha, each
+        self.questions, self.passages = questions, passages
+
+    def __iter__(self):
+        module = _module(self.fmt)
+        inner = module.passages(self.path, module.header(self.path), self.annotator)
+        digests = {str(self.path): self.sha} if self.sha else {}
+        while True:
+            # set and reset around each step, in this frame: a generator may be left half-read
+            token = _io.DIGESTS.set(digests)
+            try:
+                passage = next(inner)
+            except StopIteration:
+                return
+            finally:
+                _io.DIGESTS.reset(token)
+            if self.each is not None:
+                self.each(passage)
+            yield passage
+
+
+def count_questions(ds: Dataset) -> int:
+    """How many questions a dataset holds, without reading a `Reread` file again."""
+    if isinstance(ds.passages, list):
+        return sum(len(p.questions) for p in ds.passages)
+    return ds.passages.questions  # a Reread (or the door's wrapper of one): counted when first read
 
 
 class _Reading:
@@ -287,7 +347,8 @@ class _Reading:
         self.progress(self.total, self.total, self.records)
 
 
-def _read_file(p: Path, fmt: str, annotator: str | None, shown: Path | None = None) -> list[Dataset]:
+def _read_file(p: Path, fmt: str, annotator: str | None, shown: Path | None = None,
+               keep: Budget | None = None, each=None) -> list[Dataset]:
     token = _io.DIGESTS.set({})
     try:
         if fmt == "expmrc-pred":
@@ -295,17 +356,46 @@ def _read_file(p: Path, fmt: str, annotator: str | None, shown: Path | None = No
             preds = read_predictions(p)
             datasets = [Dataset(source="expmrc-pred", extra={"file": str(p), "format": fmt, "model_id": p.stem,
                                                             "predictions": preds})]
+        elif keep is not None and fmt in STREAMED:
+            datasets = [_read_within(p, fmt, annotator, keep, each)]
         else:
             datasets = [_module(fmt).read(p, annotator)]
+            if each is not None:
+                for passage in datasets[0].passages:
+                    each(passage)
         sha = _io.DIGESTS.get().get(str(p))
     finally:
         _io.DIGESTS.reset(token)
+    for ds in datasets:
+        if isinstance(ds.passages, Reread):
+            ds.passages.sha = sha
     for ds in datasets:
         if shown is not None:
             ds.extra["file"] = str(shown)
         if sha is not None:
             ds.extra["sha256"] = sha  # of the bytes that were read, for "already imported"
     return datasets
+
+
+def _read_within(p: Path, fmt: str, annotator: str | None, keep: Budget, each) -> Dataset:
+    """Read and check every record of a file; hold its passages only while `keep` lasts."""
+    module = _module(fmt)
+    ds = module.header(p)
+    kept: list | None = []
+    n_questions = n_passages = 0
+    for passage in module.passages(p, ds, annotator):
+        if each is not None:
+            each(passage)
+        n_passages += 1
+        n_questions += len(passage.questions)
+        if kept is not None:
+            kept.append(passage)
+            keep.left -= len(passage.questions)
+            if keep.left < 0:  # too large to hold: give its share back, read it again when stored
+                keep.left += sum(len(x.questions) for x in kept)
+                kept = None
+    ds.passages = kept if kept is not None else Reread(p, fmt, annotator, None, each, n_questions, n_passages)
+    return ds
 
 
 def write(fmt: str, datasets: Dataset | list[Dataset], path: str | os.PathLike, **options):
@@ -320,4 +410,5 @@ def iter_questions(datasets: list[Dataset]) -> Iterator:
         yield from ds.questions()
 
 
-__all__ = ["FORMATS", "WRITABLE", "detect", "read", "write", "walk", "_io"]
+__all__ = ["FORMATS", "WRITABLE", "STREAMED", "Budget", "Reread", "count_questions", "detect", "read", "write",
+           "walk", "_io"]

@@ -294,6 +294,15 @@ def key_from_letter(value: Any, n_alternatives: int, file: str, record: Any, fie
     return index
 
 
+def index(value: Any, n: int, file: str, record: Any, field: str, what: str = "") -> int:
+    """A key given as the index of an alternative (QuAIL, CosmosQA), checked by
+    `values.index_in`: never int() on text that merely passes str.isdigit ("²")."""
+    k = values.index_in(value, n)
+    if k is None:
+        raise InputError(file, record, field, f"{what}{value!r} is not an index 0-{n - 1}")
+    return k
+
+
 def check_span(text: str, start: Any, end: Any, file: str, record: Any, field: str) -> tuple[int, int]:
     check_type(start, "integer", file, record, f"{field}.start")
     check_type(end, "integer", file, record, f"{field}.end")
@@ -303,8 +312,21 @@ def check_span(text: str, start: Any, end: Any, file: str, record: Any, field: s
     return start, end
 
 
+def _fingerprint(content: Any) -> bytes:
+    """A digest that is equal for equal records (key order aside): what `IdRegistry` keeps."""
+    if isinstance(content, bytes):
+        data = content
+    else:
+        data = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                          default=repr).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 class IdRegistry:
-    """Duplicate ids are fine when the records are equal and an error otherwise."""
+    """Duplicate ids are fine when the records are equal and an error otherwise.
+
+    Keeps a 16-byte digest of each record, not the record: a registry that held the
+    records held the whole file (a 1.8-million-question RACE file: gigabytes)."""
 
     def __init__(self, file: str, what: str):
         self.file, self.what, self.seen = file, what, {}
@@ -312,10 +334,11 @@ class IdRegistry:
     def add(self, ident: Any, content: Any, record: Any, field: str = "id") -> bool:
         """True when new, False for an exact duplicate (to be skipped)."""
         key = str(ident)
+        digest = _fingerprint(content)
         if key not in self.seen:
-            self.seen[key] = (content, record)
+            self.seen[key] = (digest, record)
             return True
-        if self.seen[key][0] == content:
+        if self.seen[key][0] == digest:
             return False
         raise InputError(self.file, record, field,
                          f"duplicate {self.what} id {key!r} with different content "

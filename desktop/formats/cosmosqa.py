@@ -14,12 +14,13 @@ import io
 import os
 import re
 
+from desktop.domain import values
 from desktop.domain.errors import InputError
 from desktop.domain.model import Dataset, Passage, Question
 
 from . import _io
 
-_ANSWER = re.compile(r"^answer(\d)$")
+_ANSWER = re.compile(r"answer([0-9])")  # ASCII: `\d` would take "answer١" for answer1
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
@@ -36,7 +37,8 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     for need in ("context", "question"):
         if need not in header:
             raise InputError(file, "line 1", need, "missing column")
-    answer_cols = sorted((int(m.group(1)), i) for i, h in enumerate(header) if (m := _ANSWER.match(h)))
+    answer_cols = sorted((values.whole_number(m.group(1)), i) for i, h in enumerate(header)
+                         if (m := _ANSWER.fullmatch(h)))
     if [k for k, _ in answer_cols] != list(range(len(answer_cols))):
         raise InputError(file, "line 1", "answer0..", "answer columns must be answer0, answer1, ... without gaps")
     col = {h: i for i, h in enumerate(header)}
@@ -53,10 +55,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         alts = _io.check_alternatives([row[i] for _, i in answer_cols], file, label, "answer0..")
         key = None
         if "label" in col and row[col["label"]].strip() != "":
-            raw = row[col["label"]].strip()
-            if not raw.isdigit() or int(raw) >= len(alts):
-                raise InputError(file, label, "label", f"label {raw!r} is not an index 0-{len(alts) - 1}")
-            key = int(raw)
+            key = _io.index(row[col["label"]].strip(), len(alts), file, label, "label", "label ")
         passage = by_context.get(context)
         if passage is None:
             passage = Passage(id=f"cosmosqa-{_digest(context)[:12]}", text=context, source="cosmosqa")

@@ -19,7 +19,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from desktop.domain import resolve
 from desktop.domain.errors import InputError
@@ -110,23 +110,36 @@ def _level_split(race_file: Any) -> tuple[str | None, str | None]:
 # ---------------------------------------------------------------------------- reading
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
+    ds = header(path)
+    ds.passages = list(passages(path, ds, annotator))
+    return ds
+
+
+def header(path: str | os.PathLike) -> Dataset:
+    """The Dataset of a file without its passages (`passages` fills in its extras)."""
+    return Dataset(source="embrace", extra={"file": str(path), "format": "embrace", "warnings": []})
+
+
+def passages(path: str | os.PathLike, ds: Dataset, annotator: str | None = None) -> Iterator[Passage]:
+    """The texts of an EMBRACE file, one line at a time (see `race.passages`); warnings and the
+    file's JSON style go into `ds.extra`."""
     file = str(path)
     annotator = annotator or DEFAULT_ANNOTATOR
-    ds = Dataset(source="embrace", extra={"file": file, "format": "embrace", "warnings": []})
-    passages = _io.IdRegistry(file, "text")
+    texts = _io.IdRegistry(file, "text")
     questions = _io.IdRegistry(file, "question")
     style: dict = {}
+    ds.extra["json_style"] = style  # written back the same way: an unedited export is byte-identical
+    n_texts = 0
     for n, rec in _io.iter_jsonl(path, style):
         passage = _passage(rec, file, n, annotator, ds.extra["warnings"])
-        if not passages.add(passage.id, rec, f"line {n}"):
+        if not texts.add(passage.id, rec, f"line {n}"):
             continue
         for q in passage.questions:
             questions.add(q.id, q.extra["embrace"], f"line {n}, question {q.id}")
-        ds.passages.append(passage)
-    if not ds.passages:
+        n_texts += 1
+        yield passage
+    if not n_texts:
         raise InputError(file, None, None, "no EMBRACE records in the file")
-    ds.extra["json_style"] = style  # written back the same way: an unedited export is byte-identical
-    return ds
 
 
 def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Passage:

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from desktop.domain import difficulty as D
+from desktop.domain import values
 from desktop.domain import typology as T
 from desktop.domain.model import ProblemTag
 
@@ -82,10 +83,7 @@ def _parse_toi(raw: str) -> str:
 
 
 def _number(s: str) -> float | None:
-    try:
-        return float(s)
-    except ValueError:
-        return None
+    return values.decimal_number(s)  # ASCII digits only, finite: as every reader's numbers
 
 
 _REL = {"lm": "lm", "sm": "sm", "llti": "llti", "hlti": "hlti", "gen": "gen"}

@@ -21,7 +21,7 @@ from typing import Any
 
 from desktop.domain import resolve
 from desktop.domain.errors import InputError
-from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, Dataset, Passage, Prediction, Span
+from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, MODEL, Dataset, Passage, Prediction, Span, letter
 
 from . import _io
 from .race import in_order, passage_from_record, record_from_passage
@@ -163,19 +163,53 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
     _io.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
 
 
+def has_evidence(q) -> bool:
+    """Whether a question carries evidence an ExpMRC file can hold (a model's suggestion is none)."""
+    return any(s.role == EVIDENCE and s.origin != MODEL for s in q.spans)
+
+
+def records(datasets: list[Dataset]) -> list[dict]:
+    """The `data` of an ExpMRC file: every passage read from ExpMRC, as it was read, and every
+    other RACE-style passage (RACE, EMBRACE, DREAM, QuAIL, CosmosQA) that has evidence.
+
+    Such a passage becomes one record (articles grouped by passage): its questions that have
+    evidence, in their order, each reference the evidence's passage text (one per annotator),
+    the answer the key's letter.  The official scorer names the j-th question of a record
+    "<id>-<j>" and needs a reference for each question it scores, so a question without
+    evidence is left out; the record's `question_ids` say which item each question is, and
+    where leaving questions out moves one (question 2 written as the first), the record's id
+    is "<passage id>~<indexes>" so that "<id>-<j>" is never the name of another item."""
+    data = []
+    for ds in datasets:
+        for p in ds.passages:
+            if ds.source == "expmrc" or p.source == "expmrc":
+                rec = record_from_passage(p)
+                rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
+                data.append(in_order(rec, p.extra.get("keys")))
+                continue
+            qs = [q for q in sorted(p.questions, key=lambda q: q.index) if has_evidence(q)]
+            if not qs:
+                continue
+            moved = any(j != q.index for j, q in enumerate(qs))
+            data.append({
+                "id": f"{p.id}~{'.'.join(str(q.index) for q in qs)}" if moved else p.id,
+                "article": p.text,
+                "questions": [q.stem for q in qs],
+                "options": [list(q.alternatives) for q in qs],
+                "answers": [letter(q.key) if q.key is not None else "" for q in qs],
+                "evidences": [evidence_references(q, p.text) for q in qs],
+                "question_ids": [q.id for q in qs],
+            })
+    return data
+
+
 def to_document(datasets: list[Dataset]) -> dict:
     top: dict[str, Any] = {}
     for ds in reversed(datasets):  # the first dataset's file-level values win
         top.update(ds.extra.get("top", {}))
     top.setdefault("version", "expmrc-race-dev" if not datasets else "expmrc")
-    data = []
-    for ds in datasets:
-        for p in ds.passages:
-            rec = record_from_passage(p)
-            rec["evidences"] = [evidence_references(q, p.text) for q in sorted(p.questions, key=lambda q: q.index)]
-            data.append(in_order(rec, p.extra.get("keys")))
     keys = next((ds.extra["keys"] for ds in datasets if ds.extra.get("keys")), None)
-    return in_order({**top, "data": data}, keys)
+    return in_order({**top, "data": records(datasets)}, keys)
 
 
 def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | int | None = None
@@ -210,6 +244,53 @@ def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | i
                               extra={"answer": answer, **{k2: v for k2, v in row.items()
                                                           if k2 not in ("answer", "evidence")}})
     return out
+
+
+def check_scorable(doc: Any, file: str) -> dict:
+    """An ExpMRC dataset document as the official scorer reads it (`desktop.domain.expmrc_metric`):
+    {"data": [{id, questions, answers, evidences?}]}, each list one entry per question and
+    each evidences[j] a list of texts; the first thing that is not is an InputError naming
+    record and field (the scorer itself would stop on a KeyError or TypeError)."""
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
+    data = _io.get(doc, "data", "list", file, None)
+    for i, rec in enumerate(data):
+        label = f"data[{i}]"
+        _io.check_type(rec, "object", file, label, None)
+        pid = _io.check_id(_io.get(rec, "id", "string or number", file, label), file, label)
+        label = f"{label} (id {pid})"
+        questions = _io.get(rec, "questions", "list", file, label)
+        answers = _io.get(rec, "answers", "list", file, label)
+        if len(answers) != len(questions):
+            raise InputError(file, label, "answers", f"{len(answers)} answers for {len(questions)} questions")
+        for j, answer in enumerate(answers):
+            _io.check_type(answer, "string", file, label, f"answers[{j}]")
+        evidences = rec.get("evidences")
+        if evidences is None:
+            continue  # no references: the scorer gives evidence F1 0, as it does for an empty list
+        _io.check_type(evidences, "list", file, label, "evidences")
+        if len(evidences) != len(questions):
+            raise InputError(file, label, "evidences",
+                             f"{len(evidences)} evidence lists for {len(questions)} questions")
+        for j, refs in enumerate(evidences):
+            _io.check_type(refs, "list", file, label, f"evidences[{j}]")
+            for r, ref in enumerate(refs):
+                _io.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
+    return doc
+
+
+def check_prediction_rows(doc: Any, file: str) -> dict:
+    """An ExpMRC prediction document as the scorer reads it: {"<pid>-<j>": {"answer": text,
+    "evidence": text (optional)}}; anything else is an InputError naming the id and field."""
+    if not isinstance(doc, dict):
+        raise InputError(file, None, None, 'predictions must map "<pid>-<j>" to {"answer", "evidence"}, '
+                                           f"found {_io.type_name(doc)}")
+    for qid, row in doc.items():
+        _io.check_type(row, "object", file, qid, None)
+        _io.get(row, "answer", "string", file, qid)
+        if "evidence" in row:
+            _io.check_type(row["evidence"], "string", file, qid, "evidence")
+    return doc
 
 
 def write_predictions(predictions: dict[str, Prediction], path: str | os.PathLike) -> None:

@@ -107,8 +107,7 @@ def read_jsonl(path: Path) -> Dataset:
         stem = _io.get(rec, "question", "string", file, label)
         alts = _io.check_alternatives(_io.get(rec, "answers", "list", file, label), file, label, "answers")
         raw_key = _io.get(rec, "correct_answer_id", "string or number", file, label)
-        if not str(raw_key).strip().isdigit() or int(raw_key) >= len(alts):
-            raise InputError(file, label, "correct_answer_id", f"{raw_key!r} is not an index 0-{len(alts) - 1}")
+        key = _io.index(raw_key, len(alts), file, label, "correct_answer_id")
         passage = passages.get(cid)
         if passage is None:
             passage = passages[cid] = Passage(id=cid, text=context, source="quail", split=split,
@@ -119,7 +118,7 @@ def read_jsonl(path: Path) -> Dataset:
         if not seen.add(qid, rec, label):
             continue
         question = Question(id=qid, passage_id=cid, index=len(passage.questions), stem=stem, alternatives=alts,
-                            key=int(raw_key), source="quail",
+                            key=key, source="quail",
                             extra={"question_type": rec.get("question_type"),
                                    "correct_answer_id": raw_key})
         _answerability(question)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from desktop.domain.errors import InputError
 from desktop.domain.model import Dataset, Passage, Question, letter
@@ -132,7 +132,7 @@ def _several_values(text: str) -> bool:
         return False
 
 
-_NUMBERED = re.compile(r"^(\d+)\.txt$")
+_NUMBERED = re.compile(r"^([0-9]+)\.txt$")  # ASCII digits, as `values.whole_number`
 
 
 def readable_id(path: Path, record_id: Any) -> str | None:
@@ -152,12 +152,27 @@ def readable_id(path: Path, record_id: Any) -> str | None:
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     """A RACE file or folder → Dataset (annotator is unused: RACE carries no annotations)."""
+    ds = header(path)
+    ds.passages = list(passages(path, ds))
+    return ds
+
+
+def header(path: str | os.PathLike) -> Dataset:
+    """The Dataset of a file or folder without its passages (`passages` fills in its extras)."""
+    p = Path(path)
+    return Dataset(source="race", extra={"file": str(p), "format": "race", "layout": "folder" if p.is_dir() else None})
+
+
+def passages(path: str | os.PathLike, ds: Dataset, annotator: str | None = None) -> Iterator[Passage]:
+    """The passages of a RACE file or folder, one record at a time (a JSON-lines file is never
+    held whole: `formats.read` can take them as the store does, for a file too large to hold);
+    the file's layout and JSON style go into `ds.extra` as they are read."""
     p = Path(path)
     root = p.resolve() if p.is_dir() else None
     files = _folder_files(p) if p.is_dir() else [p]
     if not files:
         raise InputError(str(p), None, None, "no .txt, .json or .jsonl files in the folder")
-    ds = Dataset(source="race", extra={"file": str(p), "format": "race", "layout": "folder" if root else None})
+    # duplicates are told by a digest of the record: holding the records would hold the file
     seen = _io.IdRegistry(str(p), "passage")
     for f in files:
         rel = f.relative_to(root) if root else f
@@ -182,8 +197,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
                 passage.extra["file"] = rel.as_posix()
             passage.level, passage.split = level, split
             if seen.add(passage.id, rec, f"{f.name} {label}"):
-                ds.passages.append(passage)
-    return ds
+                yield passage
 
 
 def _readable(passage: Passage, pid: str | None) -> None:

@@ -193,10 +193,12 @@ def _validate_question(file: str, q: Question, text: str) -> None:
 
 
 def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
-                cache: dict | None = None) -> tuple[_Plan, list[list]]:
+                cache: dict | None = None, positions: list[int] | None = None) -> tuple[_Plan, list[list]]:
     """Check everything against the database and build the rows; writes nothing.
 
-    `cache`: facts about the database shared by the files of one transaction."""
+    `cache`: facts about the database shared by the files of one transaction.
+    `positions`: [passage position, question position] where a dataset read in parts goes
+    on (updated); the database is the registry of what earlier parts stored."""
     plan = _Plan()
     _keep_former_ids(conn, datasets, {} if cache is None else cache)
     # only the rows these datasets name (a folder is imported file by file: loading every
@@ -213,8 +215,8 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
     for dataset in datasets:
         ds_passages: list[tuple] = []
         ds_questions: list[tuple] = []
-        q_position = 0
-        for p_position, p in enumerate(dataset.passages):
+        p_start, q_position = positions if positions is not None else (0, 0)
+        for p_position, p in enumerate(dataset.passages, p_start):
             _plan_passage(file, p, stored_passages, new_passages, plan)
             ds_passages.append((p.id, p_position, p.source or dataset.source, p.split, p.level,
                                 _check_json(file, p.id, "extra", p.extra)))
@@ -238,6 +240,8 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                                      dumps(list(q.unanswerable_alternatives)), extra, ann))
                 q_position += 1
                 _plan_annotations(file, q, annotator, ts, plan)
+        if positions is not None:
+            positions[:] = [p_start + len(ds_passages), q_position]
         per_dataset.append([dataset, ds_passages, ds_questions])
     return plan, per_dataset
 
@@ -328,32 +332,74 @@ def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Pl
 
 def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file: str | None,
                sha: str | None, result: ImportResult) -> None:
-    """Insert the planned rows (caller holds the transaction)."""
+    """Insert the planned rows of whole datasets (caller holds the transaction)."""
+    write_passages(conn, plan, annotator, result)
+    for dataset, ds_passages, ds_questions in per_dataset:
+        writer = DatasetRows(conn, dataset, annotator, file, sha, result)
+        writer.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
+        writer.finish()
+    write_annotations(conn, plan, result)
+
+
+class DatasetRows:
+    """The `datasets`, `dataset_passages`, `questions` and `imports` rows of one dataset, written
+    part by part inside the caller's transaction (a file too large to hold is stored as it is
+    read again).  As for a whole dataset: a dataset with nothing new gets no row at all, and
+    once something is new, every one of its passages is listed (those of earlier parts too)."""
+
+    def __init__(self, conn, dataset: Dataset, annotator: str, file: str | None, sha: str | None,
+                 result: ImportResult):
+        self.conn, self.dataset, self.annotator, self.file, self.sha = conn, dataset, annotator, file, sha
+        self.result = result
+        self.did: int | None = None
+        self.pending: list[tuple] = []  # dataset_passages rows of parts before anything was new
+        self.positions = [0, 0]  # where the next part goes on (see `plan_import`)
+
+    def add(self, ds_passages: list[tuple], ds_questions: list[tuple], new_passages: set[str]) -> None:
+        if self.did is None:
+            if not ds_questions and not any(r[0] in new_passages for r in ds_passages):
+                self.pending += ds_passages  # everything in it is already stored (so far)
+                return
+            cur = self.conn.execute(
+                "INSERT INTO datasets (source, file, sha256, annotator, imported_at, extra) VALUES (?,?,?,?,?,?)",
+                (self.dataset.source, self.file, self.sha, self.annotator, now(),
+                 _check_json(self.file or "", "dataset", "extra", self.dataset.extra)))
+            self.did = cur.lastrowid
+            self.result.datasets += 1
+            ds_passages, self.pending = self.pending + ds_passages, []
+        self.conn.executemany(
+            "INSERT INTO dataset_passages (dataset_id, passage_id, position, source, split, level, extra) "
+            "VALUES (?,?,?,?,?,?,?)", [(self.did, *r) for r in ds_passages])
+        self.conn.executemany(
+            "INSERT INTO questions (id, dataset_id, passage_id, idx, position, stem, alternatives, key, source, "
+            "unanswerable_alternatives, extra, imported_annotations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(r[0], self.did, *r[1:]) for r in ds_questions])
+        for r in ds_questions:
+            self.result.per_source[r[7]] = self.result.per_source.get(r[7], 0) + 1
+        self.result.questions += len(ds_questions)
+
+    def finish(self) -> None:
+        if self.did is not None:
+            self.conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
+                              (self.file, self.sha, self.did, self.annotator, now()))
+        self.pending = []
+
+
+def write_passages(conn, plan: _Plan, annotator: str, result: ImportResult) -> None:
+    """Insert the planned annotators and passages (before the questions that name them); the
+    counts add up in `result` (a dataset read in parts is written part by part)."""
     ts = now()
     plan.annotators.add(annotator)
     conn.executemany("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'import', ?)",
                      [(a, ts) for a in sorted(plan.annotators)])
     conn.executemany("INSERT INTO passages (id, text, source, split, level, extra) VALUES (?,?,?,?,?,?)",
                      plan.passages)
-    for dataset, ds_passages, ds_questions in per_dataset:
-        if not ds_questions and not any(r[0] in {p[0] for p in plan.passages} for r in ds_passages):
-            continue  # everything in it is already stored
-        cur = conn.execute(
-            "INSERT INTO datasets (source, file, sha256, annotator, imported_at, extra) VALUES (?,?,?,?,?,?)",
-            (dataset.source, file, sha, annotator, ts, _check_json(file or "", "dataset", "extra", dataset.extra)))
-        did = cur.lastrowid
-        result.datasets += 1
-        conn.executemany(
-            "INSERT INTO dataset_passages (dataset_id, passage_id, position, source, split, level, extra) "
-            "VALUES (?,?,?,?,?,?,?)", [(did, *r) for r in ds_passages])
-        conn.executemany(
-            "INSERT INTO questions (id, dataset_id, passage_id, idx, position, stem, alternatives, key, source, "
-            "unanswerable_alternatives, extra, imported_annotations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(r[0], did, *r[1:]) for r in ds_questions])
-        for r in ds_questions:
-            result.per_source[r[7]] = result.per_source.get(r[7], 0) + 1
-        conn.execute("INSERT INTO imports (file, sha256, dataset_id, annotator, ts) VALUES (?,?,?,?,?)",
-                     (file, sha, did, annotator, ts))
+    result.passages += len(plan.passages)
+    result.unchanged_questions += plan.unchanged
+
+
+def write_annotations(conn, plan: _Plan, result: ImportResult) -> None:
+    """Insert the planned annotations (after their questions)."""
     conn.executemany(
         'INSERT INTO spans (question_id, role, alternative, start, "end", annotator, origin, extra) '
         "VALUES (?,?,?,?,?,?,?,?)", plan.spans)
@@ -370,14 +416,11 @@ def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file:
     conn.executemany(
         "INSERT OR IGNORE INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, "
         "created_at) VALUES (?,?,?,?,?,?,?)", plan.predictions)
-    result.passages = len(plan.passages)
-    result.questions = sum(len(d[2]) for d in per_dataset)
-    result.spans = len(plan.spans)
-    result.assessments = len(plan.assessments)
-    result.problems = len(plan.problems)
-    result.comments = len(plan.comments)
-    result.predictions = len(plan.predictions)
-    result.unchanged_questions = plan.unchanged
+    result.spans += len(plan.spans)
+    result.assessments += len(plan.assessments)
+    result.problems += len(plan.problems)
+    result.comments += len(plan.comments)
+    result.predictions += len(plan.predictions)
 
 
 def write_predictions(conn, dataset: Dataset, file: str) -> int:

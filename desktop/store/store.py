@@ -5,7 +5,7 @@ import contextlib
 import getpass
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from desktop.domain.changes import Change
@@ -106,14 +106,19 @@ class Store:
         return self.import_files([(file, datasets)], annotator)[0]
 
     def import_files(self, files: Iterable[tuple[str | os.PathLike | None, Iterable[Dataset]]],
-                     annotator: str = DEFAULT_ANNOTATOR) -> list[ImportResult]:
+                     annotator: str = DEFAULT_ANNOTATOR, progress=None) -> list[ImportResult]:
         """Several (file, datasets) pairs in ONE transaction: one bad file and nothing is stored.
 
         A folder's datasets each name their own file (`extra["file"]`) and the sha256 of
         the bytes read (`extra["sha256"]`): each is recorded, and skipped when re-imported,
-        on its own; the result (and the history row) is one per pair."""
+        on its own; the result (and the history row) is one per pair.
+
+        Passages are checked and written `IMPORT_PART` questions at a time, so a dataset whose
+        passages are a `formats.Reread` (a file too large to hold) is stored as it is read
+        again; `progress(questions)` is called after each part with the questions done so far."""
         results = []
         cache: dict = {}
+        tally = _Tally(progress)
         with self._c.transaction() as conn:
             for file, datasets in files:
                 datasets = list(datasets)
@@ -121,7 +126,7 @@ class Store:
                 total = ImportResult(file=name)
                 units = _units(file, datasets, self.path)
                 for unit_file, unit_sha, unit in units:
-                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache)
+                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache, tally)
                     total.add(r)
                 total.already_imported = all(r_ for r_ in total._already) and bool(units)
                 total.sha256 = units[0][1] if len(units) == 1 else None
@@ -135,7 +140,7 @@ class Store:
         return results
 
     def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None,
-                    cache: dict) -> ImportResult:
+                    cache: dict, tally: "_Tally | None" = None) -> ImportResult:
         name = str(file) if file is not None else None
         result = ImportResult(file=name, sha256=sha)
         if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
@@ -143,8 +148,18 @@ class Store:
             return result
         predictions = [d for d in datasets if d.source == "expmrc-pred"]
         datasets = [d for d in datasets if d.source != "expmrc-pred"]
-        plan, per_dataset = imports.plan_import(conn, datasets, annotator, name or "datasets", cache)
-        imports.write_plan(conn, plan, per_dataset, annotator, name, sha, result)
+        for dataset in datasets:
+            rows = imports.DatasetRows(conn, dataset, annotator, name, sha, result)
+            for part in _parts(dataset.passages, IMPORT_PART):
+                plan, ((_, ds_passages, ds_questions),) = imports.plan_import(
+                    conn, [Dataset(dataset.source, part, dataset.extra)], annotator, name or "datasets", cache,
+                    positions=rows.positions)
+                imports.write_passages(conn, plan, annotator, result)
+                rows.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
+                imports.write_annotations(conn, plan, result)
+                if tally is not None:
+                    tally.add(sum(len(p.questions) for p in part))
+            rows.finish()
         for d in predictions:
             result.predictions += imports.write_predictions(conn, d, name or "predictions")
         if result.changed and sha is not None and not result.datasets:
@@ -582,6 +597,36 @@ class Store:
         cur = conn.execute("SELECT * FROM history WHERE id=?", (hid,))
         names = [d[0] for d in cur.description]
         return _history(dict(zip(names, cur.fetchone())))
+
+
+class _Tally:
+    """Questions an import has checked and written so far, told to `progress`."""
+
+    def __init__(self, progress):
+        self.progress, self.done = progress, 0
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(self.done)
+
+
+# Questions checked and written at a time: bounds what an import holds besides its reader
+IMPORT_PART = 20_000
+
+
+def _parts(passages: Iterable[Passage], questions: int) -> Iterator[list[Passage]]:
+    """Passages in lists of about `questions` questions (a passage is never split)."""
+    part: list[Passage] = []
+    n = 0
+    for p in passages:
+        part.append(p)
+        n += len(p.questions)
+        if n >= questions:
+            yield part
+            part, n = [], 0
+    if part:
+        yield part
 
 
 def _units(file, datasets: list[Dataset], database: str | None = None

@@ -246,10 +246,10 @@ def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Da
 
     `progress` is called with a text, and with (files done, files, records read) as
     the reader goes; an exception it raises (a cancel) stops the reading."""
-    from desktop import formats
+    from desktop.formats import door  # the door every command reads through: the same errors
     if progress:
-        progress(f"Reading {path} ({formats.detect(path)})…")
-    datasets = formats.read(path, progress=progress)
+        progress(f"Reading {path} ({door.detect(path)})…")
+    datasets = door.read(path, progress=progress, verb="imported")
     if progress:
         n = sum(1 for d in datasets for _ in d.questions())
         progress(f"Read {n} questions; storing…")
