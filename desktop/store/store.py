@@ -501,15 +501,16 @@ class Store:
         return [loads(r["result"], "explanations", "result", r["question_id"], dict)
                 for r in self._c.query(sql + " ORDER BY q.dataset_id, q.position, e.model_id, e.method", params)]
 
-    def shortcut_predictions(self, source: str | None = None) -> list[tuple[str, str, list[float], dict]]:
-        """(item id, model id, probabilities, extra) of every stored shortcut (Q+{O}) prediction
-        (of `source`), in import order: what the report's give-away page counts as flagged."""
-        sql = ("SELECT p.id, p.question_id, p.model_id, p.probabilities, p.extra FROM predictions p "
+    def shortcut_predictions(self, source: str | None = None) -> list[tuple[str, str, int | None, list[float], dict]]:
+        """(item id, model id, key, probabilities, extra) of every stored shortcut (Q+{O})
+        prediction (of `source`), in import order: what the report's give-away page counts."""
+        sql = ("SELECT p.id, p.question_id, p.model_id, q.key, p.probabilities, p.extra FROM predictions p "
                "JOIN questions q ON q.id = p.question_id WHERE p.input_format = 'shortcut'")
         params: list[Any] = []
         if source:
             sql += " AND q.source=?"; params.append(source)
-        return [(r["question_id"], r["model_id"], loads(r["probabilities"], "predictions", "probabilities", r["id"], list),
+        return [(r["question_id"], r["model_id"], r["key"],
+                 loads(r["probabilities"], "predictions", "probabilities", r["id"], list),
                  loads(r["extra"], "predictions", "extra", r["id"], dict))
                 for r in self._c.query(sql + " ORDER BY q.dataset_id, q.position", params)]
 
