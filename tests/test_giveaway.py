@@ -354,3 +354,21 @@ def test_the_schema_upgrade_adds_the_explanations_table(tmp_path):
     conn = sqlite3.connect(v1)
     assert conn.execute("SELECT count(*) FROM explanations").fetchone() == (0,)
     conn.close()
+
+
+def test_a_model_without_the_shortcut_format_is_one_error_line(db, tmp_path, capsys):
+    import shutil
+
+    model_dir = tmp_path / "standard_only"
+    shutil.copytree(TINY, model_dir)
+    card = json.loads((model_dir / "card.json").read_text(encoding="utf-8"))
+    card["formats"], card["temperature"] = ["standard"], {"standard": 1.0}
+    (model_dir / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    before = _sha(db)
+    out = tmp_path / "why.csv"
+    assert cli.main(["explain", "--db", str(db), "-o", str(out), "--model", str(model_dir), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("error: model tiny-bert-2x32 does not serve the shortcut (Q+{O}) format (it serves "
+                       "standard); give-away words explain that format")
+    assert [ln for ln in err if ln.startswith("error:")] == err[-1:]
+    assert _sha(db) == before and not out.exists()

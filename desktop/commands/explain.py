@@ -65,9 +65,11 @@ def explain_store(store, model, item_ids: list[str] | None = None, source: str |
                   flagged: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> list:
     """The `Explanation` of every question asked for, in import order: read from the store when
-    one is stored for this model, variant and item text, else computed and stored (one
-    transaction per CHUNK questions).  With `flagged`, only the questions the shortcut model
-    answers with N < 2."""
+    one is stored for this model, variant and item text, else computed and stored.  The
+    questions are read, explained and stored CHUNK at a time (one transaction each: an
+    interruption loses at most that much, and all of RACE is never in memory at once).  With
+    `flagged`, only the questions the shortcut model answers with N < 2.  `progress(done,
+    total)` counts the questions considered."""
     from inference import giveaway as G
 
     method = method or G.DEFAULT_METHOD
@@ -76,39 +78,40 @@ def explain_store(store, model, item_ids: list[str] | None = None, source: str |
     G.check_model(model)
     if item_ids is None:
         item_ids = [r.item_id for r in store.items(source=source)]
-    questions = store.questions(item_ids)
-    have: dict[str, object] = {}
-    if not recompute:
-        for q in questions:
-            data = store.explanation(q.id, model.id, key)
-            if data is not None:
-                ex = G.Explanation.from_json(data)
+    total, done, out = len(item_ids), 0, []
+    if progress is not None:
+        progress(0, total)
+    for start in range(0, total, CHUNK):
+        questions = store.questions(item_ids[start:start + CHUNK])
+        have: dict[str, object] = {}
+        if not recompute:
+            for q in questions:
+                data = store.explanation(q.id, model.id, key)
+                ex = G.Explanation.from_json(data) if data is not None else None
                 if G.current(ex, q, model.id, key):
                     have[q.id] = ex
-    if flagged:
+        if flagged:
+            todo = [q for q in questions if q.id not in have]
+            keep = {q.id for q, s in zip(todo, G.shortcut_probabilities(model, todo))
+                    if s is not None and s.n_eff < FLAGGED_N}
+            keep |= {i for i, ex in have.items() if ex.n_eff < FLAGGED_N}
+            questions = [q for q in questions if q.id in keep]
         todo = [q for q in questions if q.id not in have]
-        scores = G.shortcut_probabilities(model, todo)
-        keep = {q.id for q, s in zip(todo, scores) if s is not None and s.n_eff < FLAGGED_N}
-        keep |= {i for i, ex in have.items() if ex.n_eff < FLAGGED_N}
-        questions = [q for q in questions if q.id in keep]
-    todo = [q for q in questions if q.id not in have]
-    total, done = len(questions), len(questions) - len(todo)
-    if progress is not None:
-        progress(done, total)
-    for start in range(0, len(todo), CHUNK):
-        part = todo[start:start + CHUNK]
-        base = done
+        ready = done + len(item_ids[start:start + CHUNK]) - len(todo)
 
-        def step(k, _n, base=base):
+        def step(k, _n, ready=ready):
             if progress is not None:
-                progress(base + k, total)
+                progress(ready + k, total)
 
-        got = G.explain(model, part, method=method, phrase=phrase, scope=scope, progress=step)
-        store.add_explanations([ex.to_json() for ex in got])
-        for ex in got:
-            have[ex.item_id] = ex
-        done += len(got)
-    return [have[q.id] for q in questions if q.id in have]
+        got = G.explain(model, todo, method=method, phrase=phrase, scope=scope, progress=step) if todo else []
+        if got:
+            store.add_explanations([ex.to_json() for ex in got])
+        have.update((ex.item_id, ex) for ex in got)
+        out += [have[q.id] for q in questions if q.id in have]
+        done += len(item_ids[start:start + CHUNK])
+        if progress is not None:
+            progress(done, total)
+    return out
 
 
 def write_csv(explanations, out_path, force: bool = False, top: int | None = None) -> int:
