@@ -67,6 +67,12 @@ class Tables:
 
 
 def tables_from_store(store, source: str | None = None, annotator: str | None = None) -> Tables:
+    from . import giveaway_page
+
+    shortcut = store.shortcut_predictions(source)
+    # the stored give-away words of the flagged items only (all of RACE explained would be 500 MB)
+    model, flagged = giveaway_page.flagged_ids(shortcut)
+    explanations = store.explanations(model, item_ids=flagged) if model else []
     times: dict[str, float] = {}
     for t in store.time_on_item(annotator=annotator):
         times[t.item_id] = times.get(t.item_id, 0.0) + t.seconds
@@ -74,7 +80,7 @@ def tables_from_store(store, source: str | None = None, annotator: str | None = 
                   assessments=store.bulk_assessments(source, annotator),
                   problems=store.bulk_problems(source, annotator),
                   bases=store.bulk_spans("basis", source, annotator), time_on_item=times,
-                  shortcut=store.shortcut_predictions(source), explanations=store.explanations())
+                  shortcut=shortcut, explanations=explanations)
 
 
 def tables_from_datasets(datasets: list[Dataset]) -> Tables:

@@ -58,6 +58,12 @@ def _model(shortcut) -> str | None:
     return max(counts, key=lambda m: (counts[m], m)) if counts else None
 
 
+def flagged_ids(shortcut, max_n: float = FLAG_N) -> tuple[str | None, list[str]]:
+    """(the model the page counts, the ids of its flagged items) of the stored shortcut rows."""
+    model = _model(shortcut)
+    return model, [row[0] for row in shortcut if row[1] == model and _n_eff([float(p) for p in row[3]]) < max_n]
+
+
 def flagged_items(corpus, max_n: float = FLAG_N) -> tuple[str | None, int, list[Flagged]]:
     """(model id, items it scored, the flagged items in corpus order with their cues, give-away
     words and tags)."""

@@ -489,11 +489,15 @@ class Store:
                              "AND method=?", (item_id, model_id, variant))
         return loads(rows[0]["result"], "explanations", "result", item_id, dict) if rows else None
 
-    def explanations(self, model_id: str | None = None, variant: str | None = None) -> list[dict]:
-        """Every stored explanation (of `model_id`, of `variant`), in import order of the items."""
+    def explanations(self, model_id: str | None = None, variant: str | None = None,
+                     item_ids: Iterable[str] | None = None) -> list[dict]:
+        """Every stored explanation (of `model_id`, of `variant`, of `item_ids`), in import order
+        of the items."""
         sql = ("SELECT e.question_id, e.result FROM explanations e JOIN questions q ON q.id = e.question_id "
                "WHERE 1")
         params: list[Any] = []
+        if item_ids is not None:
+            sql += " AND e.question_id IN (SELECT value FROM json_each(?))"; params.append(imports.dumps(list(item_ids)))
         if model_id:
             sql += " AND e.model_id=?"; params.append(model_id)
         if variant:
