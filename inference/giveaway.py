@@ -370,7 +370,9 @@ def explain(model, questions: Sequence, method: str = DEFAULT_METHOD, phrase: in
             base = scores[at]
             occluded = scores[at + 1:at + 1 + len(us)]
             if base is None or any(s is None for s in occluded):
-                return results  # cancelled inside this chunk
+                if cancel is not None and cancel():
+                    return results  # cancelled inside this chunk
+                continue  # an item without alternatives: nothing to explain
             pred = base.predicted
             p0 = base.probabilities[pred]
             attributions = [Attribution(u.text, u.element, u.start, u.end,
