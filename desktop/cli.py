@@ -16,7 +16,7 @@ from desktop.domain.errors import McqLensError
 
 # Order here is the order in `mcqlens --help`.
 COMMANDS = (
-    "gui", "import_", "export", "stats", "annotate", "report", "score", "train",
+    "gui", "import_", "export", "stats", "annotate", "report", "score", "explain", "train",
     "expmrc", "nota", "merge", "agreement",
 )
 

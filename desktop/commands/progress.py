@@ -9,7 +9,9 @@ for minutes must still say that it is alive: it writes a plain line (`scoring: 1
 questions`) once `MCQLENS_PROGRESS_SECONDS` (default 5) have passed since the command
 started or since its previous line, and a last line when the work is done.  A command done
 before that prints nothing, so a short run's stderr holds only what it has to say.  Every
-long command (import, score, expmrc predict, nota evaluate) reports through this class.
+long command (import, score, expmrc predict, nota evaluate, explain) reports through this class.
+With `eta=True` those lines also say about how long is left (tqdm's bar always does), from
+the pace so far.
 """
 from __future__ import annotations
 
@@ -30,9 +32,13 @@ def interval() -> float:
 
 
 class Progress:
-    def __init__(self, total: int, unit: str, quiet: bool = False, stream=None, label: str = ""):
+    def __init__(self, total: int, unit: str, quiet: bool = False, stream=None, label: str = "",
+                 eta: bool = False):
         """`total` may be 0 when only the first call knows it (`step(done, total)`); unit "%"
         writes `label: 41%`."""
+        self.eta = eta
+        self._t0: float | None = None
+        self._done0 = 0
         self.total = total
         self.unit = unit
         self.label = label
@@ -52,6 +58,8 @@ class Progress:
             self.total = total
         step, self.done = done - self.done, done
         self.detail = detail
+        if self._t0 is None:  # the pace counts from the first call (work already done is not timed)
+            self._t0, self._done0 = time.monotonic(), done
         if self.quiet:
             return
         if self._tty:
@@ -81,8 +89,20 @@ class Progress:
         else:
             figure = f"{int(self.done)}/{self.total} {self.unit}" if self.total else f"{int(self.done)} {self.unit}"
         detail = f" ({self.detail})" if self.detail else ""
-        print(f"{prefix}{figure}{detail}", file=self.stream, flush=True)
+        print(f"{prefix}{figure}{self._left(self.done)}{detail}", file=self.stream, flush=True)
         self._lines += 1
+
+    def _left(self, done) -> str:
+        """", about 3 min left" once the pace is known; "" when asked not to or finished."""
+        if not self.eta or not self.total or done >= self.total or done <= self._done0:
+            return ""
+        elapsed = time.monotonic() - (self._t0 or time.monotonic())
+        left = elapsed / (done - self._done0) * (self.total - done)
+        if left < 60:
+            return f", about {max(1, round(left))} s left"
+        if left < 3600:
+            return f", about {round(left / 60)} min left"
+        return f", about {left / 3600:.1f} h left"
 
     def close(self) -> None:
         if self._bar is not None:

@@ -8,7 +8,8 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="difficulty and acceptability report: items.csv, figures, index.html",
                        description="Write DIR/items.csv (one row per question: Kirsch–Mosenthal points, "
                                    "total, eligibility, acceptability per element and with the linter's "
-                                   "suggestions), the figures of EMBRACE (Figs. 3–12) as PNG, and DIR/index.html.")
+                                   "suggestions), the figures of EMBRACE (Figs. 3–12) as PNG, DIR/index.html, and the "
+                                   "item writer's page DIR/giveaways.html (what gives the key away, with giveaways.csv).")
     p.add_argument("--db", default="annotations.db", help="database file (default: ./annotations.db)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="folder to write the report into (created)")
     p.add_argument("--source", default=None, help="only datasets of this source (e.g. embrace)")
@@ -52,6 +53,10 @@ def run(args) -> int:
     for colour, v in summary["colour_agreement"].items():
         print(f"{colour}: {v['recorded_tags']}/{v['items']} {v['expected']} from recorded tags, "
               f"{v['with_suggestions']}/{v['items']} with suggestions")
-    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv and {len(summary['figures'])} figures "
+    g = summary["giveaways"]
+    if g["model"]:
+        print(f"give-aways: {g['flagged']} of {g['scored']} items scored by {g['model']} have shortcut N < 2, "
+              f"{g['explained']} explained; " + ", ".join(f"{k} {n}" for k, n in g["kinds"].items()))
+    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv, giveaways.html and {len(summary['figures'])} figures "
           f"in {summary['seconds']:.1f} s")
     return 0

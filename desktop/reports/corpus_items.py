@@ -53,7 +53,9 @@ class Tables:
     """What the report reads.  `items`: item_id, passage_id, dataset_id, source, file, stem,
     alternatives (in file order); `assessments`: item_id, annotator, values, text_format,
     multiple_texts, unit_type (oldest first); `problems`: TAG_COLUMNS + annotator; `bases`:
-    item_id, alternative, start, end; `time_on_item`: {item id: seconds} where known."""
+    item_id, alternative, start, end; `time_on_item`: {item id: seconds} where known;
+    `shortcut`: (item_id, model_id, key, probabilities, extra) of the stored shortcut predictions;
+    `explanations`: the stored give-away words (`inference.giveaway.Explanation.to_json()` dicts)."""
 
     items: Any
     texts: dict[str, str]
@@ -61,21 +63,30 @@ class Tables:
     problems: Any
     bases: Any
     time_on_item: dict[str, float] | None = None
+    shortcut: list = field(default_factory=list)
+    explanations: list = field(default_factory=list)
 
 
 def tables_from_store(store, source: str | None = None, annotator: str | None = None) -> Tables:
+    from . import giveaway_page
+
+    shortcut = store.shortcut_predictions(source)
+    # the stored give-away words of the flagged items only (all of RACE explained would be 500 MB)
+    model, flagged = giveaway_page.flagged_ids(shortcut)
+    explanations = store.explanations(model, item_ids=flagged) if model else []
     times: dict[str, float] = {}
     for t in store.time_on_item(annotator=annotator):
         times[t.item_id] = times.get(t.item_id, 0.0) + t.seconds
     return Tables(items=store.bulk_items(source), texts=store.bulk_passage_texts(source),
                   assessments=store.bulk_assessments(source, annotator),
                   problems=store.bulk_problems(source, annotator),
-                  bases=store.bulk_spans("basis", source, annotator), time_on_item=times)
+                  bases=store.bulk_spans("basis", source, annotator), time_on_item=times,
+                  shortcut=shortcut, explanations=explanations)
 
 
 def tables_from_datasets(datasets: list[Dataset]) -> Tables:
     import pandas as pd
-    items, texts, assessments, problems, bases = [], {}, [], [], []
+    items, texts, assessments, problems, bases, shortcut = [], {}, [], [], [], []
     for i, ds in enumerate(datasets):
         file = str(ds.extra.get("file") or "")
         for p in ds.passages:
@@ -87,6 +98,8 @@ def tables_from_datasets(datasets: list[Dataset]) -> Tables:
                 problems += [(q.id, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, t.annotator)
                              for t in q.problems]
                 bases += [(q.id, s.alternative, s.start, s.end) for s in q.spans if s.role == "basis"]
+                shortcut += [(q.id, p.model_id, q.key, list(p.probabilities), dict(p.extra)) for p in q.predictions
+                             if p.input_format == "shortcut" and p.probabilities]
     return Tables(
         items=pd.DataFrame(items, columns=["item_id", "passage_id", "dataset_id", "source", "file", "stem",
                                            "alternatives"]),
@@ -94,7 +107,7 @@ def tables_from_datasets(datasets: list[Dataset]) -> Tables:
         assessments=pd.DataFrame(assessments, columns=["item_id", "annotator", "origin", "values", "text_format",
                                                        "multiple_texts", "unit_type"]),
         problems=pd.DataFrame(problems, columns=TAG_COLUMNS + ["annotator"]),
-        bases=pd.DataFrame(bases, columns=["item_id", "alternative", "start", "end"]))
+        bases=pd.DataFrame(bases, columns=["item_id", "alternative", "start", "end"]), shortcut=shortcut)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from desktop.domain.time_on_item import IDLE_LIMIT_S
 
 from . import corpus_figures as F
 from . import corpus_items as I
-from . import lint_eval
+from . import giveaway_page, lint_eval
 
 SEED_STATS = {"n": 1181, "mean": 13.09, "median": 13, "mode": 14}
 
@@ -62,6 +62,7 @@ def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
     pd.DataFrame(exceptions, columns=["item_id", "file_colour", "basis", "expected", "got", "why"]).to_csv(
         out / "exceptions.csv", index=False)
 
+    giveaways = giveaway_page.write(corpus, out)
     names = []
     if figures:
         names.append(F.acceptability_matrix(df, out))
@@ -77,7 +78,7 @@ def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
         "acceptability": df.acceptability.value_counts().to_dict(),
         "acceptability_with_suggestions": df.acceptability_with_suggestions.value_counts().to_dict(),
         "colour_agreement": _colour_agreement(df),
-        "exceptions": exceptions, "figures": names,
+        "exceptions": exceptions, "figures": names, "giveaways": giveaways,
         "time_on_item_s": float(df.time_on_item_s.sum()) if df.time_on_item_s.notna().any() else None,
     }
     (out / "index.html").write_text(_html(df, summary, lint), encoding="utf-8")
@@ -94,6 +95,13 @@ def _colour_agreement(df) -> dict:
                            "recorded_tags": int((sub.acceptability == want).sum()),
                            "with_suggestions": int((sub.acceptability_with_suggestions == want).sum())}
     return out
+
+
+def _giveaway_line(g: dict) -> str:
+    if not g.get("model"):
+        return "No shortcut predictions are stored (mcqlens score)."
+    return (f"{g['flagged']} of the {g['scored']} items scored by {html.escape(g['model'])} have a shortcut N below 2; "
+            f"the model's give-away words are stored for {g['explained']} of them.")
 
 
 def _fmt(x) -> str:
@@ -158,6 +166,9 @@ problem, so every detection there is a false positive; a low precision elsewhere
 annotators did not record (see the exceptions above). "–": undefined (precision: nothing detected; recall:
 nothing of that type recorded, so there is nothing to find).</p>
 {lint_html}
+<h2>What gives the key away</h2>
+<p>{_giveaway_line(s['giveaways'])} See <a href="giveaways.html">the item writer's page</a>: the kinds of give-away
+among the items the shortcut model answers without the passage, with examples.</p>
 <h2>Figures</h2>
 <p>Figs. 8–12 show the evaluated MCQs (eligible, continuous texts), like the seed's section 5.2; Figs. 3–7 all
 MCQs.</p>

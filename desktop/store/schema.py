@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE annotators (
@@ -249,8 +249,23 @@ def _v3(conn: sqlite3.Connection) -> None:
     _fts(conn, "passages", ("text",))
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    # The shortcut model's give-away words per item (inference.giveaway): derived data, kept
+    # so that the window's second visit to an item is instant and the report can read them.
+    # `fingerprint` is of the stem and alternatives explained: an edited item's row is stale.
+    conn.execute("""CREATE TABLE explanations (
+        question_id TEXT NOT NULL REFERENCES questions(id),
+        model_id TEXT NOT NULL,
+        method TEXT NOT NULL,                        -- the variant: "delete", "mask+content", ...
+        fingerprint TEXT NOT NULL,
+        result TEXT NOT NULL,                        -- JSON: inference.giveaway.Explanation.to_json()
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (question_id, model_id, method)
+    ) WITHOUT ROWID""")
+
+
 # version reached -> function that upgrades from the previous version
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

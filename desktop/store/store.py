@@ -477,6 +477,67 @@ class Store:
             sql += " AND model_id=?"; params.append(model_id)
         return [_prediction(r) for r in self._c.query(sql + " ORDER BY id", params)]
 
+    # ------------------------------------------------------------ give-away words
+
+    def add_explanations(self, rows: Iterable[dict]) -> int:
+        """Store the shortcut model's give-away words (`inference.giveaway.Explanation.to_json()`
+        dicts: item_id, model_id, variant, fingerprint, ...), one transaction; a newer one for the
+        same (item, model, variant) replaces the older.  Derived data, like predictions: one
+        history row of kind "predictions" says how many were stored.  Returns the count."""
+        ts = imports.now()
+        values = [(r["item_id"], r["model_id"], r.get("variant") or r["method"], r["fingerprint"], imports.dumps(r), ts)
+                  for r in rows]
+        if not values:
+            return 0
+        with self._c.transaction() as conn:
+            known = {r[0] for r in conn.execute("SELECT id FROM questions")}
+            unknown = sorted({v[0] for v in values} - known)
+            if unknown:
+                raise StoreError(f"explanations for unknown item(s): {', '.join(map(str, unknown[:5]))}")
+            conn.executemany(
+                "INSERT INTO explanations (question_id, model_id, method, fingerprint, result, created_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT (question_id, model_id, method) DO UPDATE SET "
+                "fingerprint=excluded.fingerprint, result=excluded.result, created_at=excluded.created_at", values)
+            self._history(conn, self.annotator, None, "explanations", None,
+                          {"models": sorted({v[1] for v in values}), "rows": len(values)}, kind="predictions")
+        return len(values)
+
+    def explanation(self, item_id: str, model_id: str, variant: str) -> dict | None:
+        """The stored give-away words of one item for a model and variant (as `add_explanations`
+        got them), or None."""
+        rows = self._c.query("SELECT question_id, result FROM explanations WHERE question_id=? AND model_id=? "
+                             "AND method=?", (item_id, model_id, variant))
+        return loads(rows[0]["result"], "explanations", "result", item_id, dict) if rows else None
+
+    def explanations(self, model_id: str | None = None, variant: str | None = None,
+                     item_ids: Iterable[str] | None = None) -> list[dict]:
+        """Every stored explanation (of `model_id`, of `variant`, of `item_ids`), in import order
+        of the items."""
+        sql = ("SELECT e.question_id, e.result FROM explanations e JOIN questions q ON q.id = e.question_id "
+               "WHERE 1")
+        params: list[Any] = []
+        if item_ids is not None:
+            sql += " AND e.question_id IN (SELECT value FROM json_each(?))"; params.append(imports.dumps(list(item_ids)))
+        if model_id:
+            sql += " AND e.model_id=?"; params.append(model_id)
+        if variant:
+            sql += " AND e.method=?"; params.append(variant)
+        return [loads(r["result"], "explanations", "result", r["question_id"], dict)
+                for r in self._c.query(sql + " ORDER BY q.dataset_id, q.position, e.model_id, e.method", params)]
+
+    def shortcut_predictions(self, source: str | None = None) -> list[tuple[str, str, int | None, list[float], dict]]:
+        """(item id, model id, key, probabilities, extra) of every stored shortcut (Q+{O})
+        prediction (of `source`), in import order: what the report's give-away page counts."""
+        sql = ("SELECT p.id, p.question_id, p.model_id, q.key, p.probabilities, p.extra FROM predictions p "
+               "JOIN questions q ON q.id = p.question_id WHERE p.input_format = 'shortcut'")
+        params: list[Any] = []
+        if source:
+            sql += " AND q.source=?"; params.append(source)
+        return [(r["question_id"], r["model_id"], r["key"],
+                 loads(r["probabilities"], "predictions", "probabilities", r["id"], list),
+                 loads(r["extra"], "predictions", "extra", r["id"], dict))
+                for r in self._c.query(sql + " ORDER BY q.dataset_id, q.position", params)]
+
     # ------------------------------------------------------------ counts
 
     def stats(self) -> dict:

@@ -26,6 +26,10 @@ MIN_CONTRAST = 4.5  # WCAG 2.x AA for normal text
 _ALTERNATIVE_HEX = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C6D00", "#555555")
 
 REQUIRED_HEX = "#7B8794"
+# The Why? view's give-away words: an orange no alternative uses, shaded by the word's effect
+# (the drop in the predicted alternative's probability without it) at these least effects.
+GIVEAWAY_HEX = "#E66100"
+GIVEAWAY_LEVELS = (0.01, 0.05, 0.15, 0.30)
 MODEL_HEX = "#C0392B"
 TINT_ALPHA = 48  # the basis tint over the passage's background
 
@@ -155,6 +159,20 @@ class Theme:
         hue = {"untouched": "#9E9E9E", "in progress": "#E08E00", "done": "#2E9E44"}.get(status, self.base_text)
         return readable(hue, self.base)
 
+    def giveaway_shades(self) -> list[tuple[float, str]]:
+        """(least effect, fill) of each shade of the Why? view's give-away words, weakest first:
+        one hue, stronger as the word moves the shortcut model more; each fill keeps the
+        passage text readable on it (`pairs`)."""
+        alphas = (70, 120, 175, 230) if not self.dark else (60, 95, 130, 165)
+        out = []
+        for least, alpha in zip(GIVEAWAY_LEVELS, alphas):
+            fill = over(GIVEAWAY_HEX, alpha, self.base)
+            while contrast(self.base_text, fill) < MIN_CONTRAST and alpha > 10:
+                alpha -= 5
+                fill = over(GIVEAWAY_HEX, alpha, self.base)
+            out.append((least, fill))
+        return out
+
     def pairs(self, alternatives: int = 8) -> list[tuple[str, str, str]]:
         """(what, text colour, background) for every coloured text the window draws."""
         out = [
@@ -188,6 +206,8 @@ class Theme:
         for c in ACCEPTABILITY_HEX.values():
             # the acceptability summary: window text on the class's light wash
             out.append((f"acceptability wash {c}", self.text, over(c, 40, self.window)))
+        for least, fill in self.giveaway_shades():
+            out.append((f"give-away word, effect ≥ {least:g}", self.base_text, fill))
         return out
 
 

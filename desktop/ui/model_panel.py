@@ -25,6 +25,7 @@ from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
 from desktop.ui import colors
 from desktop.ui import model_scoring as ms
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
+from desktop.ui.giveaway_view import GiveawayReview
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.scoring_worker import ScoringWorker
 from desktop.ui.whatif import WhatIfBox
@@ -164,6 +165,7 @@ class ModelReview(QObject):
         self.panel.evidence.rejectRequested.connect(self.reject_evidence)
         self.panel.whatif.changed.connect(self._whatif_changed)
         self._place()
+        self.why = GiveawayReview(self)  # the Why? tab: the words that give the key away
         self._menu()
         self._order_box()
         self._start_worker()
@@ -332,6 +334,7 @@ class ModelReview(QObject):
             + ("; predictions already stored are shown below." if self.view else "."))
         for b in (self.panel.whatif.nota, self.panel.whatif.text):
             b.setEnabled(False)
+        self.why.show_item(self.window.state)
 
     # ---- the current item ----------------------------------------------------------------------
     def show(self, state, new_item: bool, request: bool = True) -> None:
@@ -362,6 +365,7 @@ class ModelReview(QObject):
         elif self.model is not None:
             self.panel.set_status("")
         self._show_evidence(state)
+        self.why.show_item(state)
 
     def _evidence_state(self, state) -> str:
         v = self.view

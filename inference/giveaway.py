@@ -1,0 +1,409 @@
+"""What gives the key away: the words of the stem and of each alternative that the shortcut
+model (Q+{O}, no passage) leans on, by occlusion.
+
+    explanations = explain(model, questions)              # one Explanation per question
+    explanations[0].giveaway()[0]   # Attribution(word="always", element="B", start=12, end=18, effect=0.41)
+
+For each item the shortcut format is scored once as stored and once per *unit* (a word, or
+a short phrase of adjacent words) with that unit taken out — deleted, or replaced by the
+tokenizer's mask token.  A unit's *effect* is the drop in the probability of the
+alternative the model predicts on the intact item: 0.41 means that without the word the
+predicted alternative's probability falls by 41 points; a negative effect is a word that
+argues against the prediction.  Every occluded copy of every item in a call goes to
+`inference.score` together, so it is batched by length like any scoring run, and on the CPU
+a token sequence that recurs (the alternatives a stem word's removal does not touch are the
+same sequences as the intact item's) is encoded once.
+
+Words are found on the element's text exactly as stored: `text[start:end] == word`, so the
+window can shade them and an export can point at them.  A word is a run of letters and
+digits (any script) joined by inner hyphens or apostrophes ("middle-aged", "don't",
+"l'été") or, between digits, by a point or a comma ("3.5", "1,000"); underscores (the gaps
+of cloze stems) and punctuation are never words.
+
+The probabilities explained are the model's own output on the item (`inference.score` with
+`in_sample=True`): for an item the shipped model trained on, the window shows the held-out
+fold model's probabilities, which no occlusion can reproduce; `Explanation.in_sample` says so.
+
+No torch, no Qt: the command line (`mcqlens explain`), the window's Why? view, the report
+and the benchmark (benchmarks/bench_giveaway.py) all call this module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from desktop.domain.errors import ModelError
+from inference import formatting
+
+STEM = "stem"
+MASK, DELETE = "mask", "delete"
+METHODS = (DELETE, MASK)
+# Deletion ranks the words better by ERASER comprehensiveness (benchmarks/bench_giveaway.py,
+# docs/giveaway.md): masking leaves a token the model reads ("[MASK] of the following is
+# true"), deletion takes the word's evidence away as the comprehensiveness test itself does.
+DEFAULT_METHOD = DELETE
+FORMAT = formatting.SHORTCUT
+# Which words are taken out: all of them (the default: an article can be the give-away,
+# "an _" before the one alternative that starts with a vowel), or only content words, which
+# leaves out FUNCTION_WORDS: a third fewer sequences to encode (RACE test: 63 → 41 a question at
+# the median, 94 → 63 at p95) for a large reader on a small CPU.
+ALL, CONTENT = "all", "content"
+SCOPES = (ALL, CONTENT)
+DEFAULT_SCOPE = ALL
+# Articles other than a/an, prepositions, be and have, personal pronouns: the words of a stem
+# that least often say anything about the key.  Negations, quantifiers, modals and absolute
+# words ("not", "all", "must", "never") are content words here: they are the give-aways.
+FUNCTION_WORDS = frozenset(
+    "the of to in on at by for with from into as and or is are was were be been being am it its this that these "
+    "those he she they them his her their we our you your i me my him us do does did have has had".split())
+# A word moving the predicted alternative's probability by less than this is not listed as a
+# give-away: below one point, it is noise of the int8 graph rather than something to fix.
+MIN_EFFECT = 0.01
+# Occluded copies per `inference.score` call: large enough to fill the batches, small
+# enough that progress and cancellation come every few items.
+COPIES_PER_CALL = 512
+VERSION = 1  # of the stored JSON (`Explanation.to_json`)
+# Effects are kept to this many decimals from the start, so that an explanation read back from
+# the store ranks its words exactly as the one computed (the export shows 4).
+EFFECT_DIGITS = 6
+
+# letters/digits of any script; inner hyphens and apostrophes join; . and , join digits
+_WORD = re.compile(r"[^\W_]+(?:(?:[-‐‑'’]|(?<=\d)[.,](?=\d))[^\W_]+)*")
+
+
+def words(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every word of `text`, in order: `text[start:end]` is the word."""
+    return [m.span() for m in _WORD.finditer(text or "")]
+
+
+def element_name(alternative: int | None) -> str:
+    """"stem", or the alternative's letter."""
+    from desktop.domain.model import letter
+
+    return STEM if alternative is None else letter(alternative)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A word (or a phrase of adjacent words) of one element of an item."""
+
+    alternative: int | None  # None: the stem
+    start: int
+    end: int
+    text: str
+
+    @property
+    def element(self) -> str:
+        return element_name(self.alternative)
+
+
+@dataclass
+class Attribution:
+    """One unit and its effect on the predicted alternative's probability."""
+
+    word: str
+    element: str
+    start: int
+    end: int
+    effect: float
+
+    def to_json(self, digits: int = 4) -> dict:
+        return {"word": self.word, "element": self.element, "start": self.start, "end": self.end,
+                "effect": round(float(self.effect), digits)}
+
+    @property
+    def alternative(self) -> int | None:
+        from desktop.domain.model import index_of
+
+        return None if self.element == STEM else index_of(self.element)
+
+
+@dataclass
+class Explanation:
+    """The shortcut prediction of one item and the effect of every unit on it."""
+
+    item_id: str
+    model_id: str
+    method: str
+    probabilities: list[float]
+    predicted: int
+    n_eff: float
+    fingerprint: str  # of the stem and alternatives explained (`fingerprint`)
+    words: list[Attribution] = field(default_factory=list)  # every unit, in text order
+    in_sample: bool = False  # the model trained on this item: its own output, not the out-of-fold one
+    model_name: str = ""
+    phrase: int = 1  # longest unit, in words
+    scope: str = ALL  # which words were taken out: all, or content words only
+    seconds: float = 0.0  # time to compute (0 when read back)
+
+    @property
+    def variant(self) -> str:
+        """What the store keys it by besides item and model: method, scope and phrase length."""
+        return variant(self.method, self.scope, self.phrase)
+
+    def giveaway(self, top: int | None = None, min_effect: float = MIN_EFFECT) -> list[Attribution]:
+        """The give-away words, strongest first: effect ≥ `min_effect`; of overlapping
+        phrases and words only the stronger is kept."""
+        ranked = sorted(self.words, key=lambda a: (-a.effect, _element_order(a.element), a.start))
+        out: list[Attribution] = []
+        for a in ranked:
+            if a.effect < min_effect:
+                break
+            if any(b.element == a.element and b.start < a.end and a.start < b.end for b in out):
+                continue
+            out.append(a)
+            if top is not None and len(out) >= top:
+                break
+        return out
+
+    def ranking(self) -> list[Attribution]:
+        """Every unit, strongest first (the order the comprehensiveness test removes them in)."""
+        return sorted(self.words, key=lambda a: (-a.effect, _element_order(a.element), a.start))
+
+    def to_json(self) -> dict:
+        return {"version": VERSION, "item_id": self.item_id, "model_id": self.model_id,
+                "model_name": self.model_name, "method": self.method, "variant": self.variant, "format": FORMAT,
+                "probabilities": [round(float(p), 6) for p in self.probabilities], "predicted": self.predicted,
+                "n_eff": round(float(self.n_eff), 6), "fingerprint": self.fingerprint,
+                "in_sample": self.in_sample, "phrase": self.phrase, "scope": self.scope,
+                "words": [a.to_json(EFFECT_DIGITS) for a in self.words]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Explanation":
+        return cls(item_id=str(data["item_id"]), model_id=str(data["model_id"]), method=str(data["method"]),
+                   probabilities=[float(p) for p in data["probabilities"]], predicted=int(data["predicted"]),
+                   n_eff=float(data["n_eff"]), fingerprint=str(data["fingerprint"]),
+                   words=[Attribution(str(w["word"]), str(w["element"]), int(w["start"]), int(w["end"]),
+                                      float(w["effect"])) for w in data.get("words", [])],
+                   in_sample=bool(data.get("in_sample", False)), model_name=str(data.get("model_name", "")),
+                   phrase=int(data.get("phrase", 1)), scope=str(data.get("scope", ALL)))
+
+    def giveaway_json(self, top: int | None = None) -> str:
+        """The export's `giveaway` cell: a JSON list, strongest first."""
+        return json.dumps([a.to_json() for a in self.giveaway(top)], ensure_ascii=False)
+
+
+def _element_order(element: str) -> int:
+    return -1 if element == STEM else ord(element[0]) - ord("A")
+
+
+def fingerprint(stem: str, alternatives: Sequence[str]) -> str:
+    """A digest of what the shortcut model reads of an item: an explanation stored for an item
+    is shown again only while its stem and alternatives are the same."""
+    text = json.dumps([stem, list(alternatives)], ensure_ascii=False)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------- units
+
+def variant(method: str = DEFAULT_METHOD, scope: str = DEFAULT_SCOPE, phrase: int = 1) -> str:
+    """"delete", "mask+content", "delete+phrase2": one explanation of an item per model and variant."""
+    parts = [method] + ([scope] if scope != ALL else []) + ([f"phrase{phrase}"] if phrase > 1 else [])
+    return "+".join(parts)
+
+
+def units(question, phrase: int = 1, scope: str = ALL) -> list[Unit]:
+    """The words of the stem and of every alternative (and, with `phrase` > 1, every run of
+    up to `phrase` adjacent words of one element), in text order; with `scope` "content" no
+    single function word (FUNCTION_WORDS)."""
+    out: list[Unit] = []
+    elements = [(None, question.stem)] + list(enumerate(question.alternatives))
+    for alt, text in elements:
+        spans = words(text)
+        for i in range(len(spans)):
+            for n in range(1, max(1, phrase) + 1):
+                if i + n > len(spans):
+                    break
+                start, end = spans[i][0], spans[i + n - 1][1]
+                if n == 1 and scope == CONTENT and text[start:end].lower() in FUNCTION_WORDS:
+                    continue
+                out.append(Unit(alt, start, end, text[start:end]))
+    return out
+
+
+def mask_token(tokenizer) -> str | None:
+    """The tokenizer's mask token as text ("[MASK]", "<mask>"), or None when it has none."""
+    try:
+        added = tokenizer.get_added_tokens_decoder()
+    except AttributeError:  # an older tokenizers: ask for the usual names
+        added = {}
+    for token in added.values():
+        if getattr(token, "special", True) and "mask" in token.content.lower():
+            return token.content
+    for name in ("[MASK]", "<mask>"):
+        if tokenizer.token_to_id(name) is not None:
+            return name
+    return None
+
+
+def _edit(text: str, spans: Sequence[tuple[int, int]], replacement: str) -> str:
+    """`text` with every span replaced (spans may overlap: they are merged first)."""
+    merged: list[list[int]] = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    out, pos = [], 0
+    for s, e in merged:
+        out.append(text[pos:s])
+        out.append(replacement)
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def occlude(question, removed: Sequence[Unit], method: str = DEFAULT_METHOD, mask: str | None = None):
+    """A copy of `question` with the given units deleted (or masked, one mask per unit)."""
+    if method == MASK and not mask:
+        raise ModelError("masking needs the tokenizer's mask token; this tokenizer has none (use deletion)")
+    replacement = mask if method == MASK else ""
+    by_element: dict[int | None, list[tuple[int, int]]] = {}
+    for u in removed:
+        by_element.setdefault(u.alternative, []).append((u.start, u.end))
+    stem = _edit(question.stem, by_element.get(None, []), replacement)
+    alternatives = [_edit(a, by_element.get(i, []), replacement) for i, a in enumerate(question.alternatives)]
+    return dataclasses.replace(question, stem=stem, alternatives=alternatives, spans=[], predictions=[])
+
+
+def keep_only(question, kept: Sequence[Unit], method: str = DEFAULT_METHOD, mask: str | None = None):
+    """A copy of `question` with every word but the `kept` ones taken out (ERASER sufficiency);
+    punctuation and the gaps of a cloze stem stay."""
+    keep = {(u.alternative, u.start, u.end) for u in kept}
+    inside = [u for u in units(question) if not any(k[0] == u.alternative and k[1] <= u.start and u.end <= k[2]
+                                                    for k in keep)]
+    return occlude(question, inside, method, mask)
+
+
+# ---------------------------------------------------------------------------- scoring
+
+def check_model(model) -> None:
+    if FORMAT not in model.card.formats:
+        raise ModelError(f"model {model.id} does not serve the shortcut (Q+{{O}}) format "
+                         f"(it serves {', '.join(model.card.formats)}); give-away words explain that format")
+
+
+def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool] | None = None):
+    """The shortcut format's `inference.FormatScores` of every question (the model's own output,
+    never the out-of-fold one), in order; None for those not scored before `cancel()` turned true.
+
+    Each (stem, alternative) sequence is encoded once however many questions share it: an
+    occluded copy differs from its item in one element, so taking out a word of an alternative
+    changes one of its sequences and only a stem word changes them all.  The encoder scores
+    every sequence on its own (the logits of a question are its sequences' logits side by
+    side), so the sequences go to `inference.score` as one-alternative questions, batched by
+    length as any scoring run; the softmax over each question's alternatives is taken here
+    with the format's temperature, as `inference.score` takes it."""
+    import numpy as np
+
+    import inference
+
+    if not questions:
+        return []
+    index: dict[str, int] = {}
+    singles, rows = [], []
+    for q in questions:
+        row = []
+        for alt in q.alternatives:
+            text = formatting.encoder_text("", q.stem, alt, FORMAT)[0]
+            if text not in index:
+                index[text] = len(singles)
+                singles.append(dataclasses.replace(q, alternatives=[alt], spans=[], predictions=[]))
+            row.append(index[text])
+        rows.append(row)
+    scored = inference.score(model, singles, None, [FORMAT], item_ids=[str(i) for i in range(len(singles))],
+                             in_sample=True, evidence=None, cancel=cancel)
+    logit = {int(r.item_id): r.formats[FORMAT] for r in scored}
+    temperature = model.card.temperature_for(FORMAT)
+    out = []
+    for row in rows:
+        if not row or any(i not in logit for i in row):
+            out.append(None)
+            continue
+        z = np.array([[logit[i].logits[0] for i in row]], dtype=np.float64)
+        (p, pred, h, n_eff), = inference.scores_from_logits(z, temperature)
+        out.append(inference.FormatScores(FORMAT, p, pred, h, n_eff, [float(x) for x in z[0]], temperature,
+                                          in_sample=any(logit[i].in_sample for i in row)))
+    return out
+
+
+def explain(model, questions: Sequence, method: str = DEFAULT_METHOD, phrase: int = 1, scope: str = DEFAULT_SCOPE,
+            progress: Callable[[int, int], None] | None = None,
+            cancel: Callable[[], bool] | None = None) -> list[Explanation]:
+    """An `Explanation` per question (in order) of the shortcut prediction.
+
+    `method`: "delete" (the default) or "mask"; `phrase`: the longest unit in words; `scope`:
+    "all" words (the default) or "content" words only.
+    `progress(done, total)` counts questions; when `cancel()` turns true the questions
+    finished so far are returned."""
+    if method not in METHODS:
+        raise ValueError(f"unknown occlusion method {method!r}; expected one of {', '.join(METHODS)}")
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+    check_model(model)
+    mask = mask_token(model.tokenizer) if method == MASK else None
+    if method == MASK and mask is None:
+        raise ModelError(f"the tokenizer of {model.id} has no mask token; use --method delete")
+    results: list[Explanation] = []
+    total = len(questions)
+    start = 0
+    while start < total:
+        # as many questions as fill one call (at least one)
+        chunk, copies, plan = [], [], []
+        while start < total and (not chunk or len(copies) < COPIES_PER_CALL):
+            q = questions[start]
+            us = units(q, phrase, scope)
+            plan.append((q, us, len(copies)))
+            copies.append(q)
+            copies.extend(occlude(q, [u], method, mask) for u in us)
+            chunk.append(q)
+            start += 1
+        t0 = time.perf_counter()
+        scores = shortcut_probabilities(model, copies, cancel)
+        seconds = (time.perf_counter() - t0) / max(1, len(chunk))
+        for q, us, at in plan:
+            base = scores[at]
+            occluded = scores[at + 1:at + 1 + len(us)]
+            if base is None or any(s is None for s in occluded):
+                if cancel is not None and cancel():
+                    return results  # cancelled inside this chunk
+                continue  # an item without alternatives: nothing to explain
+            pred = base.predicted
+            p0 = base.probabilities[pred]
+            attributions = [Attribution(u.text, u.element, u.start, u.end,
+                                        round(p0 - s.probabilities[pred], EFFECT_DIGITS))
+                            for u, s in zip(us, occluded)]
+            results.append(Explanation(
+                item_id=q.id, model_id=model.id, model_name=model.card.name, method=method,
+                probabilities=list(base.probabilities), predicted=pred, n_eff=base.n_eff,
+                fingerprint=fingerprint(q.stem, q.alternatives), words=attributions,
+                in_sample=base.in_sample, phrase=phrase, scope=scope, seconds=seconds))
+        if progress is not None:
+            progress(len(results), total)
+        if cancel is not None and cancel():
+            break
+    return results
+
+
+def current(explanation: Explanation | None, question, model_id: str | None = None,
+            variant_: str | None = None) -> bool:
+    """Whether a stored explanation still describes `question` (same stem and alternatives)
+    for this model and variant (`variant`)."""
+    if explanation is None:
+        return False
+    if model_id is not None and explanation.model_id != model_id:
+        return False
+    if variant_ is not None and explanation.variant != variant_:
+        return False
+    return explanation.fingerprint == fingerprint(question.stem, question.alternatives)
+
+
+__all__ = ["Attribution", "Explanation", "Unit", "explain", "units", "words", "occlude", "keep_only",
+           "mask_token", "fingerprint", "shortcut_probabilities", "DEFAULT_METHOD", "METHODS", "MIN_EFFECT",
+           "STEM", "current", "check_model", "variant", "SCOPES", "DEFAULT_SCOPE", "ALL", "CONTENT",
+           "FUNCTION_WORDS"]
