@@ -252,7 +252,8 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_explain_writes_one_row_per_item_with_exact_offsets_and_stores_them(db, tmp_path, capsys):
+def test_explain_writes_one_row_per_item_with_exact_offsets_and_stores_them(db, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MCQLENS_PROGRESS_SECONDS", "0")  # a line at every step, as a long run gets them
     out = tmp_path / "why.csv"
     assert cli.main(["explain", "--db", str(db), "-o", str(out), "--model", str(TINY), "--device", "cpu"]) == 0
     err = capsys.readouterr().err

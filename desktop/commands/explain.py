@@ -150,7 +150,9 @@ def run(args) -> int:
     # at the door: the database, the output, the options and the items, before the model loads
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
-    paths.input_file(args.db, what="database")
+    from desktop.formats import door
+
+    door.input_file(args.db, what="database")  # stat only: the database file is opened by SQLite alone
     paths.output_file(args.output, args.force)
     if args.phrase < 1 or args.phrase > 5:
         raise InputError("command line", None, "--phrase", f"must be 1 to 5 words, got {args.phrase}")
