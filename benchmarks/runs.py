@@ -97,8 +97,19 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_flags() -> list[str]:
+    """The CPU's vector and int8 extensions (int8 speed and results depend on VNNI/AMX)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split(":", 1)[-1].split()
+    except OSError:
+        return []
+    return sorted(x for x in flags if x.startswith(("avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx", "avx2")))
+
+
 def machine(load_start: tuple[float, float, float], gpu: str | None = None) -> dict:
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "gpu": gpu, "python": platform.python_version(),
+    return {"cpu": _cpu_model(), "cpu_flags": cpu_flags(), "cores": os.cpu_count(), "gpu": gpu,
+            "python": platform.python_version(),
             "load_average_start": [round(x, 2) for x in load_start],
             "load_average_end": [round(x, 2) for x in os.getloadavg()]}
 

@@ -199,19 +199,36 @@ def _trained_on(model: Model, question, fmt: str) -> bool:
     return bool(model.oof) and model.oof.trained_on(question, fmt)
 
 
-def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passages, method: str | None) -> None:
-    """The model's evidence for every result scored in the standard format with a passage."""
+def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passages, method: str | None,
+                  model: "Model | None" = None) -> None:
+    """The model's evidence for every result scored in the standard format with a passage.
+
+    With the default settings' `occlusion_weight` above 0 the reader's own sentence effects
+    (`inference.evidence_occlusion`) are mixed in: each sentence taken out, the predicted
+    alternative scored again."""
     if method is None:
         return
+    settings = evidence_choice.DEFAULT_SETTINGS
     for i, r in enumerate(results):
         std = r.formats.get(formatting.STANDARD)
-        if std is None:
+        if std is None or r.evidence is not None:
             continue
         text = _passage_text(passages, questions[i], i)[:EVIDENCE_MAX_CHARS]
         if not text:
             continue
         q = questions[i]
-        r.evidence = evidence_choice.predict(method, text, q.stem, q.alternatives, std.predicted, std.probabilities)
+        effects = None
+        if model is not None and method == evidence_choice.IDF_RECALL and settings.occlusion_weight > 0:
+            from inference.evidence_occlusion import sentence_effects
+
+            index = evidence_choice.SentenceIndex([text])
+            sims = evidence_choice.similarity_scores(index, text, q.stem, q.alternatives, std.probabilities, settings)
+            chosen = evidence_choice.occlusion_candidates(sims, settings)
+            spans = [index.of(text)[j][:2] for j in chosen]
+            effects = dict(zip(chosen, sentence_effects(model, text, q.stem, q.alternatives[std.predicted], spans,
+                                                        std.logits[std.predicted])))
+        r.evidence = evidence_choice.predict(method, text, q.stem, q.alternatives, std.predicted, std.probabilities,
+                                             effects=effects)
 
 
 def _sequence_key(ids: Sequence[int], types: Sequence[int]) -> bytes:
@@ -340,7 +357,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         for batch in length_batches(order, [len(row) for row in seqs], width, tokens_per_batch):
             if cancel is not None and cancel():
                 complete &= scored
-                _add_evidence(results, questions, passages, evidence)
+                _add_evidence(results, questions, passages, evidence, model)
                 return [r for r, ok in zip(results, complete) if ok]
             enc = formatting.pad([seqs[i] for i in batch], pad_id)
             if getattr(model.runner, "unpadded", False):
@@ -355,7 +372,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
             done += len(batch)
             if progress is not None:
                 progress(done, total)
-    _add_evidence(results, questions, passages, evidence)
+    _add_evidence(results, questions, passages, evidence, model)
     return results
 
 

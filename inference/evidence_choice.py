@@ -56,6 +56,11 @@ class Settings:
     short_sentence: int = SHORT_SENTENCE  # a sentence with fewer scored tokens takes a neighbour along
     reader_weight: float = READER_WEIGHT  # share of each alternative's vote given by the reader's probability
     idf: bool = True  # weight tokens by inverse sentence frequency (else all weigh 1)
+    # share of a sentence's score given by the reader itself: how much its predicted alternative's
+    # logit drops when the sentence is taken out of the passage (`inference.evidence_occlusion`);
+    # 0 = the similarity alone
+    occlusion_weight: float = 0.0
+    occlusion_top: int = 0  # re-score only the N most similar sentences (0: every sentence)
 
 
 DEFAULT_SETTINGS = Settings()
@@ -114,12 +119,20 @@ def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA
     return (1 + b2) * p * r / (b2 * p + r)
 
 
-def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
-                       probabilities: Sequence[float] | None,
-                       settings: Settings = DEFAULT_SETTINGS) -> EvidenceChoice | None:
+def mix(similarity: Sequence[float], effects: Sequence[float], weight: float) -> list[float]:
+    """Each sentence's similarity and the reader's drop without it, both scaled to the passage's
+    largest (a sentence whose removal raises the logit counts as no drop), mixed by `weight`."""
+    top_s = max(similarity, default=0.0) or 1.0
+    drops = [max(0.0, e) for e in effects]
+    top_e = max(drops, default=0.0) or 1.0
+    return [(1 - weight) * s / top_s + weight * e / top_e for s, e in zip(similarity, drops)]
+
+
+def similarity_scores(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
+                      probabilities: Sequence[float] | None, settings: Settings = DEFAULT_SETTINGS) -> list[float]:
+    """Per sentence of `index.of(passage)`: its IDF-weighted F-beta against stem + each
+    alternative, the alternatives' votes weighted by the reader's probabilities."""
     sents = index.of(passage)
-    if not sents:
-        return None
     k = len(alternatives)
     probs = list(probabilities) if probabilities is not None else [1.0 / k] * k
     rw = settings.reader_weight
@@ -131,6 +144,30 @@ def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternativ
         clue = stem_tokens + index.tokens(alt)
         for i, (_, _, toks) in enumerate(sents):
             scores[i] += w * weighted_fbeta(toks, clue, idf, settings.beta)
+    return scores
+
+
+def occlusion_candidates(scores: Sequence[float], settings: Settings = DEFAULT_SETTINGS) -> list[int]:
+    """The sentences whose effect the reader is asked for: the `occlusion_top` most similar
+    (all when 0); none when the settings do not mix effects in."""
+    if settings.occlusion_weight <= 0:
+        return []
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    return sorted(order[: settings.occlusion_top] if settings.occlusion_top else order)
+
+
+def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
+                       probabilities: Sequence[float] | None,
+                       settings: Settings = DEFAULT_SETTINGS,
+                       effects: dict[int, float] | None = None) -> EvidenceChoice | None:
+    """`effects`: {sentence number in `index.of(passage)`: the reader's logit drop without it}
+    for the `occlusion_candidates`; the other sentences count as no drop."""
+    sents = index.of(passage)
+    if not sents:
+        return None
+    scores = similarity_scores(index, passage, stem, alternatives, probabilities, settings)
+    if effects and settings.occlusion_weight > 0:
+        scores = mix(scores, [effects.get(i, 0.0) for i in range(len(sents))], settings.occlusion_weight)
     best = max(range(len(sents)), key=lambda i: (scores[i], -i))
     start, end, toks = sents[best]
     if len(toks) < settings.short_sentence:
@@ -143,11 +180,11 @@ def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternativ
 
 def predict(method: str, passage: str, stem: str, alternatives: Sequence[str], predicted: int,
             probabilities: Sequence[float] | None = None, index: SentenceIndex | None = None,
-            settings: Settings = DEFAULT_SETTINGS) -> EvidenceChoice | None:
+            settings: Settings = DEFAULT_SETTINGS, effects: dict[int, float] | None = None) -> EvidenceChoice | None:
     """The evidence for one question by the named method (`predicted` is the reader's answer)."""
     if method == IDF_RECALL:
         return idf_recall_options(index or SentenceIndex([passage]), passage, stem, alternatives, probabilities,
-                                  settings)
+                                  settings, effects)
     if method in (WITH_QUESTION, OPTION_ONLY):
         from inference.evidence import predict_evidence
 

@@ -31,12 +31,20 @@ from models import evidence as E
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT.parent / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
 
-GRID = {"beta": (1.0, 2.0, 3.0), "short_sentence": (0, 10), "reader_weight": (0.0, 0.5, 1.0), "idf": (True, False)}
+GRID = {"beta": (1.0, 2.0, 3.0), "short_sentence": (0, 10), "reader_weight": (0.5, 1.0), "idf": (True,)}
+# the reader's own sentence effects (inference.evidence_occlusion): their weight in the mix, and
+# how many of the most similar sentences are re-scored (0: all)
+OCCLUSION = {"occlusion_weight": (0.25, 0.5, 0.75, 1.0), "occlusion_top": (3, 5, 8)}
 
 
-def grid() -> list[E.Settings]:
+def grid(occlusion: bool = True) -> list[E.Settings]:
     keys = list(GRID)
-    return [E.Settings(**dict(zip(keys, vals))) for vals in itertools.product(*(GRID[k] for k in keys))]
+    base = [E.Settings(**dict(zip(keys, vals))) for vals in itertools.product(*(GRID[k] for k in keys))]
+    if not occlusion:
+        return base
+    extra = [E.Settings(**{**b.__dict__, "occlusion_weight": w, "occlusion_top": t})
+             for b in base for w in OCCLUSION["occlusion_weight"] for t in OCCLUSION["occlusion_top"]]
+    return base + extra
 
 
 def fold_of(passage_id: str, k: int) -> int:
@@ -55,23 +63,32 @@ def questions(dataset: dict) -> list[dict]:
 
 
 def per_question_f1(items: Sequence[dict], probs: dict[str, Sequence[float]], settings: E.Settings,
-                    index: E.SentenceIndex) -> list[float]:
+                    index_of, effects: dict | None = None) -> list[float]:
+    """`index_of(passage)` → the `SentenceIndex` to score that passage's sentences with."""
     out = []
     for q in items:
         p = probs[q["id"]]
-        ev = E.idf_recall_options(index, q["passage"], q["stem"], q["alternatives"], p, settings)
+        index = index_of(q["passage"])
+        found = None
+        if settings.occlusion_weight > 0 and effects and q["id"] in effects:
+            sims = E.similarity_scores(index, q["passage"], q["stem"], q["alternatives"], p, settings)
+            chosen = E.occlusion_candidates(sims, settings)
+            every = effects[q["id"]]
+            found = {i: every[i] for i in chosen if i < len(every) and every[i] is not None}
+        ev = E.idf_recall_options(index, q["passage"], q["stem"], q["alternatives"], p, settings, found)
         out.append(expmrc_metric.evidence_f1(ev.text if ev else "", q["references"]))
     return out
 
 
 def cross_validate(dataset: dict, probs: dict[str, Sequence[float]], k: int = 5,
-                   settings: Sequence[E.Settings] | None = None) -> dict:
+                   settings: Sequence[E.Settings] | None = None, effects: dict | None = None) -> dict:
     """Choose settings on k-1 folds, score the k-th; return pooled held-out F1s and each fold's choice."""
-    settings = list(settings or grid())
+    settings = list(settings or grid(occlusion=bool(effects)))
     items = questions(dataset)
-    index = E.SentenceIndex([s["article"] for s in dataset["data"]])
+    # IDF over each item's own passage, as `inference.score` computes it for one item
+    index = _index_of()
     # every setting's per-question F1 once; the folds only regroup them
-    table = {st: per_question_f1(items, probs, st, index) for st in settings}
+    table = {st: per_question_f1(items, probs, st, index, effects) for st in settings}
     folds = [fold_of(q["pid"], k) for q in items]
     held_out_f1 = [0.0] * len(items)
     choices = []
@@ -98,6 +115,44 @@ def cross_validate(dataset: dict, probs: dict[str, Sequence[float]], k: int = 5,
     }
 
 
+def _index_of():
+    """A `SentenceIndex` per passage (IDF over that passage alone), as `inference.score` builds it."""
+    cache: dict[str, E.SentenceIndex] = {}
+
+    def of(passage: str) -> E.SentenceIndex:
+        if passage not in cache:
+            cache[passage] = E.SentenceIndex([passage])
+        return cache[passage]
+    return of
+
+
+def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: Path, cache: Path | None) -> dict:
+    """{question id: the reader's logit drop per sentence} through the product's own function
+    (`inference.evidence_occlusion.sentence_effects`), cached in `cache` (JSON) between runs."""
+    import inference
+    from inference.evidence import sentences
+    from inference.evidence_occlusion import sentence_effects
+
+    got: dict = {}
+    if cache and cache.is_file():
+        got = {k: [s[2] for s in v["sentences"]] for k, v in json.loads(cache.read_text()).items()}
+    todo = [q for q in questions(dataset) if q["id"] not in got]
+    if todo:
+        model = inference.load_model(model_dir, device="cpu")
+        from inference import formatting
+
+        for q in todo:
+            enc = formatting.encode_questions(model.tokenizer, [(q["passage"], q["stem"], q["alternatives"])],
+                                              "standard", model.card.max_length)
+            z = model.runner.logits(enc)[0]
+            pred = int(max(range(len(q["alternatives"])), key=lambda a: z[a]))
+            spans = sentences(q["passage"])
+            got[q["id"]] = sentence_effects(model, q["passage"], q["stem"], q["alternatives"][pred], spans, float(z[pred]))
+        if cache:
+            cache.write_text(json.dumps({k: {"sentences": [[0, 0, e] for e in v]} for k, v in got.items()}))
+    return got
+
+
 def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[float]]:
     """The standard format's probabilities for every question (out-of-fold where the model trained on it)."""
     import inference
@@ -117,9 +172,13 @@ def main(argv=None) -> int:
     ap.add_argument("--model", type=Path, default=ROOT / "models" / "default")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("-o", "--out", type=Path)
+    ap.add_argument("--effects", type=Path, help="cache of the reader's sentence effects (JSON; computed when absent)")
+    ap.add_argument("--no-occlusion", action="store_true", help="similarity settings only")
     args = ap.parse_args(argv)
     dataset = json.loads(args.dataset.read_text(encoding="utf-8"))
-    result = cross_validate(dataset, model_probabilities(args.dataset, args.model), args.folds)
+    probs = model_probabilities(args.dataset, args.model)
+    effects = None if args.no_occlusion else model_effects(dataset, probs, args.model, args.effects)
+    result = cross_validate(dataset, probs, args.folds, effects=effects)
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

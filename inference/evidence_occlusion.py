@@ -1,0 +1,31 @@
+"""The reader's own evidence: how much its answer rests on each sentence of the passage.
+
+For a question scored in the standard format (C+Q+{O}), each sentence of the passage is taken
+out in turn and the predicted alternative is scored again on what is left; the drop of its
+logit is the sentence's effect.  A sentence the answer rests on costs the reader its
+confidence when it is gone; a sentence it never used costs nothing.  `evidence_choice` mixes
+these effects with its similarity score (`Settings.occlusion_weight`, chosen by
+cross-validation in `models.evidence_cv`).
+
+Only the predicted alternative is re-scored (one sequence per sentence, not four): its logit is
+what the choice rests on, and the other alternatives' sequences would change with the passage
+too.  Sentences are those of `inference.evidence.sentences`, the spans `SentenceIndex` scores.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from inference import formatting
+
+
+def sentence_effects(model, passage: str, stem: str, alternative: str, spans: Sequence[tuple[int, int]],
+                     full_logit: float) -> list[float]:
+    """Per sentence span, the predicted alternative's logit with the whole passage minus its
+    logit with that sentence taken out (same runner, same truncation rules)."""
+    if not spans:
+        return []
+    items = [[formatting.encoder_text(passage[:a] + passage[b:], stem, alternative, formatting.STANDARD)]
+             for a, b in spans]
+    enc = formatting.encode_pairs(model.tokenizer, items, model.card.max_length)
+    z = model.runner.logits(enc)[:, 0]
+    return [float(full_logit - x) for x in z]
