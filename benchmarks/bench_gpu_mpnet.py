@@ -17,6 +17,11 @@ onnxruntime-gpu on the path.  Questions: RACE test from the carried pack (the fi
 Both times cover the host-to-device copies of the token arrays and the logits' copy back; the
 best of `--repeats` passes is kept.  Also: argmax agreement of the two on these questions,
 and the product's CUDA logits against its CPU int8 logits on the first 40.
+
+Writes the measurements to --out and a run record (benchmarks/runs.py, benchmark name
+`bench_gpu`: the GPU benchmark of the shipped model) to $MCQLENS_BENCH_RUNS or
+docs/bench_runs/.  --shipped says that --model is a copy of models/default; the record's
+fingerprint of the files lets tests/test_benchmark_docs.py check that claim.
 """
 from __future__ import annotations
 
@@ -32,6 +37,38 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+BATCH_TARGET = ("≥ 1.1×", 1.1)  # the product's batch throughput over PyTorch bf16 eager (issue 10)
+
+
+def record(result: dict, command: str, model: dict | None):
+    """The run record of one measurement (`result` as main writes it).  Rows say met/not met
+    only when `model` is the shipped one (model["shipped"])."""
+    from benchmarks.runs import Row, Run
+
+    shipped = bool(model and model.get("shipped"))
+    n = result["questions"] * len(result["formats"])
+    how = (f"{result['questions']:,} RACE test questions x {len(result['formats'])} formats, length-sorted batches, "
+           "IO binding, best of the passes; both sides include the host-device copies")
+    ratio = result["product_over_pytorch_bf16"]
+    run = Run(benchmark="bench_gpu", command=command, model=model)
+    run.headline = [
+        Row("batch throughput: the model files through the product (onnxruntime-gpu) vs PyTorch bf16 eager, same weights",
+            ratio, "×", target=BATCH_TARGET[0], met=(ratio >= BATCH_TARGET[1]) if shipped else None, detail=how),
+        Row("batch throughput of the product", result["product"]["questions_per_s"], "questions/s",
+            detail=f"{n:,} (question, format) pairs"),
+        Row("batch throughput of the product, real tokens", result["product"]["tokens_per_s"], "tokens/s"),
+        Row("argmax agreement, product vs PyTorch bf16", 100 * result["argmax_agreement_product_vs_pytorch_bf16"], "%"),
+        Row("CUDA vs CPU int8 (the product on both devices): max absolute logit difference",
+            result["cuda_vs_cpu_int8"]["max_abs_logit_diff"], "", detail="first 40 questions, both formats"),
+        Row("CUDA vs CPU int8: argmax agreement", 100 * result["cuda_vs_cpu_int8"]["argmax_agreement"], "%"),
+        Row("product load on the GPU (fp16 graph derived from the int8 files)", result["product_load_s"], "s"),
+    ]
+    run.context = [Row("batch throughput, PyTorch bf16 eager", result["pytorch_bf16"]["questions_per_s"], "questions/s",
+                       subject="PyTorch bf16 eager on the same weights (the baseline)")]
+    run.raw = dict(result)
+    return run
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
@@ -40,8 +77,15 @@ def main(argv=None) -> int:
     ap.add_argument("--questions", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--shipped", action="store_true", help="--model is a copy of models/default")
     args = ap.parse_args(argv)
+    import os
+
     import torch
+
+    from benchmarks.runs import command_line, model_fingerprint, write
+
+    load_start = os.getloadavg()
 
     import inference
     from inference.formatting import encode_questions
@@ -132,6 +176,9 @@ def main(argv=None) -> int:
     result["gpu"] = torch.cuda.get_device_name(0)
     Path(args.out).write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
+    model_info = model_fingerprint(args.model)
+    model_info["shipped"] = model_info["shipped"] or args.shipped
+    write(record(result, command_line("bench_gpu_mpnet.py", argv), model_info), load_start, gpu=result["gpu"])
     return 0
 
 

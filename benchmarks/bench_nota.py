@@ -106,6 +106,8 @@ def main(argv=None) -> None:
                f"{args.device}: load, encoder, grid, CSV and heatmaps")
         if args.shipped or Path(d).resolve() == (ROOT / "models" / "default").resolve():
             run.model = model_fingerprint(d)
+            # a copy of models/default on a GPU machine: the fingerprint lets the docs test check the claim
+            run.model["shipped"] = run.model["shipped"] or args.shipped
             target, limit = ("< 60 s (issue 14, GPU)", 60.0) if args.device == "cuda" else ("< 120 s (issue 8, CPU)", 120.0)
             run.headline += [Row("NOTA grid, shipped model", r["total_s"], "s", target=target,
                                  met=r["total_s"] < limit, detail=how),

@@ -68,10 +68,12 @@ class Run:
 
 
 def model_fingerprint(model_dir: Path | str) -> dict:
-    """sha256 over a model directory's card and graph files, and whether it is the shipped one."""
+    """sha256 over a model directory's card and graph files (with a graph's external data files,
+    `model.int8.onnx.data0`...: they hold its weights), and whether it is the shipped one."""
     d = Path(model_dir)
     h = hashlib.sha256()
-    files = sorted(p for p in d.iterdir() if p.is_file() and (p.suffix in {".onnx", ".json"} and not p.name.startswith(".")))
+    files = sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and (p.suffix in {".onnx", ".json"} or ".onnx.data" in p.name))
     for p in files:
         h.update(p.name.encode())
         h.update(hashlib.sha256(p.read_bytes()).digest())

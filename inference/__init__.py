@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from desktop.domain.errors import ModelError
-from inference import evidence_choice, formatting, metrics, out_of_fold
+from inference import evidence_choice, formatting, metrics
 from inference.card import ModelCard, load_card
 from inference.session import bucketed
 
@@ -62,7 +62,6 @@ class Model:
     card: ModelCard
     tokenizer: Any
     runner: Any  # inference.session.Runner
-    oof: Any = None  # inference.out_of_fold.OutOfFold for the items the model trained on
 
     @property
     def id(self) -> str:
@@ -96,7 +95,7 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({why})") from exc
     runner = Runner(directory, card, device=device, precision=precision, threads=threads)
-    return Model(directory, card, tokenizer, runner, out_of_fold.load(directory))
+    return Model(directory, card, tokenizer, runner)
 
 
 @dataclass
@@ -108,10 +107,6 @@ class FormatScores:
     n_eff: float
     logits: list[float]
     temperature: float
-    fold: int | None = None  # set when the logits are the out-of-fold model's (see out_of_fold)
-    # the model trained on this item (or on its unedited version) and no out-of-fold logits
-    # apply: these probabilities are in-sample and look better than they are
-    in_sample: bool = False
 
 
 @dataclass
@@ -143,10 +138,6 @@ class QuestionScores:
                 extra["model_name"] = self.model_name
             if mi is not None:
                 extra["mi_bits"] = mi
-            if f.fold is not None:
-                extra["out_of_fold"] = f.fold
-            if f.in_sample:
-                extra["in_sample"] = True
             text = None
             ev = self.evidence
             if ev is not None and fmt == formatting.STANDARD:
@@ -179,24 +170,6 @@ def scores_from_logits(logits: np.ndarray, temperature: float) -> list[tuple[lis
         h = float(metrics.entropy_bits(p))
         out.append(([float(x) for x in p], int(np.argmax(p)), h, float(2.0 ** h)))
     return out
-
-
-def _out_of_fold(model: Model, questions: Sequence, fmt: str, nota: Sequence[int | None]) -> dict:
-    """{question index: out-of-fold entry} for the unchanged items the model trained on."""
-    if not model.oof:
-        return {}
-    found = {}
-    for i, q in enumerate(questions):
-        entry = model.oof.lookup(q, fmt) if nota[i] is None else None
-        if entry is not None:
-            found[i] = entry
-    return found
-
-
-def _trained_on(model: Model, question, fmt: str) -> bool:
-    """True when the model trained on this item (or on its unedited version): called for
-    the items the model itself scores, whose output is then in-sample."""
-    return bool(model.oof) and model.oof.trained_on(question, fmt)
 
 
 def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passages, method: str | None,
@@ -285,7 +258,7 @@ def length_batches(order: Sequence[int], n_options: Sequence[int], width: Sequen
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,
-          nota_indices: Sequence[int | None] | None = None, in_sample: bool = False,
+          nota_indices: Sequence[int | None] | None = None,
           evidence: str | None = evidence_choice.DEFAULT_METHOD) -> list[QuestionScores]:
     """Score questions (domain `Question`s) in the given formats (default: the card's).
 
@@ -295,12 +268,6 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     format so far are returned.  Batches are sorted by length so that little padding
     is computed.  With a runner that feeds unpadded sequences (the CPU layout), a token
     sequence that occurs again in the call is encoded once.
-
-    Items the model trained on through cross-fitting get the out-of-fold model's logits
-    from the model directory instead of the model's own (in-sample) output, unless
-    `in_sample` is true; their `FormatScores.fold` says so.  An item the model trained on
-    that no out-of-fold entry serves (an edited or NOTA-transformed copy, or `in_sample`)
-    is scored by the model and marked `FormatScores.in_sample`.
 
     `evidence`: the method (`inference.evidence_choice.METHODS`) that picks the model's
     evidence sentence for questions scored in the standard format with a passage; None
@@ -328,26 +295,18 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     complete = np.ones(n, dtype=bool)
     for fmt in formats:
         temperature = model.card.temperature_for(fmt)
-        held_out = _out_of_fold(model, questions, fmt, nota) if not in_sample else {}
-        for i, entry in held_out.items():
-            row = np.array([entry.logits], dtype=np.float64)
-            (p, pred, h, neff), = scores_from_logits(row, temperature)
-            results[i].formats[fmt] = FormatScores(fmt, p, pred, h, neff, list(entry.logits), temperature,
-                                                   fold=entry.fold)
-        done += len(held_out)
-        todo = [i for i in range(n) if i not in held_out]
         texts = [formatting.encoder_texts(_passage_text(passages, questions[i], i), questions[i].stem,
-                                          questions[i].alternatives, fmt, nota_index=nota[i]) for i in todo]
-        seqs: list[list] = [[] for _ in range(n)]  # held-out items need no encoder pass
+                                          questions[i].alternatives, fmt, nota_index=nota[i]) for i in range(n)]
+        seqs: list[list] = [[] for _ in range(n)]
         if texts:
-            for i, row in zip(todo, formatting.tokenize_items(model.tokenizer, texts, model.card.max_length)):
+            for i, row in enumerate(formatting.tokenize_items(model.tokenizer, texts, model.card.max_length)):
                 seqs[i] = row
         # the widths the runner will see (on a GPU, lengths padded to buckets): batches of
         # one bucket then share one shape, and ONNX Runtime meets few new shapes
         bucket = getattr(model.runner, "length_bucket", 1)
         width = [bucketed(max((len(ids_) for ids_, _ in row), default=0), bucket, model.card.max_length)
                  for row in seqs]
-        # nothing to encode: held out (already scored above) or without alternatives (no result)
+        # nothing to encode: without alternatives (no result)
         order = sorted((i for i in range(n) if seqs[i]), key=lambda i: width[i])
         scored = np.zeros(n, dtype=bool)
         seen: dict[bytes, float] = {}  # logit of every token sequence encoded so far in this format
@@ -366,8 +325,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
                 logits = model.runner.logits(enc)
             for i, row, (p, pred, h, neff) in zip(batch, logits, scores_from_logits(logits, temperature)):
                 results[i].formats[fmt] = FormatScores(
-                    fmt, p, pred, h, neff, [float(x) for x in row[np.isfinite(row)]], temperature,
-                    in_sample=_trained_on(model, questions[i], fmt))
+                    fmt, p, pred, h, neff, [float(x) for x in row[np.isfinite(row)]], temperature)
                 scored[i] = True
             done += len(batch)
             if progress is not None:

@@ -20,9 +20,7 @@ digits (any script) joined by inner hyphens or apostrophes ("middle-aged", "don'
 "l'été") or, between digits, by a point or a comma ("3.5", "1,000"); underscores (the gaps
 of cloze stems) and punctuation are never words.
 
-The probabilities explained are the model's own output on the item (`inference.score` with
-`in_sample=True`): for an item the shipped model trained on, the window shows the held-out
-fold model's probabilities, which no occlusion can reproduce; `Explanation.in_sample` says so.
+The probabilities explained are the model's own output on the item (`inference.score`).
 
 No torch, no Qt: the command line (`mcqlens explain`), the window's Why? view, the report
 and the benchmark (benchmarks/bench_giveaway.py) all call this module.
@@ -135,7 +133,6 @@ class Explanation:
     n_eff: float
     fingerprint: str  # of the stem and alternatives explained (`fingerprint`)
     words: list[Attribution] = field(default_factory=list)  # every unit, in text order
-    in_sample: bool = False  # the model trained on this item: its own output, not the out-of-fold one
     model_name: str = ""
     phrase: int = 1  # longest unit, in words
     scope: str = ALL  # which words were taken out: all, or content words only
@@ -170,7 +167,7 @@ class Explanation:
                 "model_name": self.model_name, "method": self.method, "variant": self.variant, "format": FORMAT,
                 "probabilities": [round(float(p), 6) for p in self.probabilities], "predicted": self.predicted,
                 "n_eff": round(float(self.n_eff), 6), "fingerprint": self.fingerprint,
-                "in_sample": self.in_sample, "phrase": self.phrase, "scope": self.scope,
+                "phrase": self.phrase, "scope": self.scope,
                 "words": [a.to_json(EFFECT_DIGITS) for a in self.words]}
 
     @classmethod
@@ -180,7 +177,7 @@ class Explanation:
                    n_eff=float(data["n_eff"]), fingerprint=str(data["fingerprint"]),
                    words=[Attribution(str(w["word"]), str(w["element"]), int(w["start"]), int(w["end"]),
                                       float(w["effect"])) for w in data.get("words", [])],
-                   in_sample=bool(data.get("in_sample", False)), model_name=str(data.get("model_name", "")),
+                   model_name=str(data.get("model_name", "")),
                    phrase=int(data.get("phrase", 1)), scope=str(data.get("scope", ALL)))
 
     def giveaway_json(self, top: int | None = None) -> str:
@@ -289,8 +286,7 @@ def check_model(model) -> None:
 
 
 def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool] | None = None):
-    """The shortcut format's `inference.FormatScores` of every question (the model's own output,
-    never the out-of-fold one), in order; None for those not scored before `cancel()` turned true.
+    """The shortcut format's `inference.FormatScores` of every question, in order; None for those not scored before `cancel()` turned true.
 
     Each (stem, alternative) sequence is encoded once however many questions share it: an
     occluded copy differs from its item in one element, so taking out a word of an alternative
@@ -317,7 +313,7 @@ def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool
             row.append(index[text])
         rows.append(row)
     scored = inference.score(model, singles, None, [FORMAT], item_ids=[str(i) for i in range(len(singles))],
-                             in_sample=True, evidence=None, cancel=cancel)
+                             evidence=None, cancel=cancel)
     logit = {int(r.item_id): r.formats[FORMAT] for r in scored}
     temperature = model.card.temperature_for(FORMAT)
     out = []
@@ -327,8 +323,7 @@ def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool
             continue
         z = np.array([[logit[i].logits[0] for i in row]], dtype=np.float64)
         (p, pred, h, n_eff), = inference.scores_from_logits(z, temperature)
-        out.append(inference.FormatScores(FORMAT, p, pred, h, n_eff, [float(x) for x in z[0]], temperature,
-                                          in_sample=any(logit[i].in_sample for i in row)))
+        out.append(inference.FormatScores(FORMAT, p, pred, h, n_eff, [float(x) for x in z[0]], temperature))
     return out
 
 
@@ -382,7 +377,7 @@ def explain(model, questions: Sequence, method: str = DEFAULT_METHOD, phrase: in
                 item_id=q.id, model_id=model.id, model_name=model.card.name, method=method,
                 probabilities=list(base.probabilities), predicted=pred, n_eff=base.n_eff,
                 fingerprint=fingerprint(q.stem, q.alternatives), words=attributions,
-                in_sample=base.in_sample, phrase=phrase, scope=scope, seconds=seconds))
+                phrase=phrase, scope=scope, seconds=seconds))
         if progress is not None:
             progress(len(results), total)
         if cancel is not None and cancel():

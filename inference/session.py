@@ -255,6 +255,9 @@ class Runner:
             try:
                 return ort.InferenceSession(str(path), sess_options=opts, providers=providers, **kwargs)
             except Exception as exc:
+                weights = external_data_problem(path)
+                if weights:
+                    raise ModelError(f"{weights}; {path.name} cannot load without it") from exc
                 raise ModelError(f"{path}: ONNX Runtime cannot load this graph ({_first_line(exc)}); "
                                  "the file is missing, truncated or corrupt") from exc
 
@@ -352,6 +355,34 @@ def derive_fp16(directory: Path, card: ModelCard) -> Path:
     onnx.save(to_fp16(model), str(partial))
     partial.replace(target)  # a killed run never leaves a half-written graph behind
     return target
+
+
+def external_data_problem(path: Path) -> str | None:
+    """What is wrong with the files holding a graph's weights as ONNX external data
+    (`model.int8.onnx.data0`...): '<file>: missing' or '<file>: cut short (N of M bytes)';
+    None when they are whole, the graph keeps its weights inside, or onnx is absent.
+    Asked only after a load failed: ONNX Runtime's own message does not always name the file."""
+    try:
+        import onnx
+        from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+        graph = onnx.load(str(path), load_external_data=False)
+    except Exception:
+        return None
+    needed: dict[str, int] = {}
+    for t in graph.graph.initializer:
+        if uses_external_data(t):
+            info = ExternalDataInfo(t)
+            end = int(info.offset or 0) + int(info.length or 0)
+            needed[info.location] = max(needed.get(info.location, 0), end)
+    for location, end in sorted(needed.items()):
+        file = path.parent / location
+        if not file.is_file():
+            return f"{file}: missing (it holds weights of {path.name})"
+        size = file.stat().st_size
+        if size < end:
+            return f"{file}: cut short ({size:,} of {end:,} bytes; it holds weights of {path.name})"
+    return None
 
 
 def _first_line(exc: Exception) -> str:

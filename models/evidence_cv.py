@@ -11,8 +11,7 @@ pooled held-out figures are what the docs report.
     python -m models.evidence_cv [--folds 5] [--model models/default] [-o OUT.json]
 
 Answers (and the reader's probabilities the method weighs the alternatives with) come from
-the model through `inference.score` — for the items the shipped model trained on, its
-out-of-fold predictions.  Scoring is the official ExpMRC rules (`desktop.domain.expmrc_metric`):
+the model through `inference.score`.  Scoring is the official ExpMRC rules (`desktop.domain.expmrc_metric`):
 evidence F1 is the max token F1 over the references; overall = answer × evidence per question.
 """
 from __future__ import annotations
@@ -154,7 +153,7 @@ def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: P
 
 
 def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[float]]:
-    """The standard format's probabilities for every question (out-of-fold where the model trained on it)."""
+    """The standard format's probabilities for every question."""
     import inference
     from desktop.formats import expmrc
 

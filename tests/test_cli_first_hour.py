@@ -160,7 +160,7 @@ def test_expmrc_predict_shows_its_progress_on_stderr(tmp_path, capsys, monkeypat
     sub = _subset(tmp_path, 3)
     n = sum(len(p["questions"]) for p in json.loads(sub.read_text())["data"])
     argv = ["expmrc", "predict", str(sub), "-o", str(tmp_path / "p.json"), "--model", str(TINY), "--device", "cpu",
-            "--in-sample", "--force"]
+            "--force"]
     monkeypatch.setenv("MCQLENS_PROGRESS_SECONDS", "0")
     assert main(argv) == 0
     captured = capsys.readouterr()

@@ -150,7 +150,7 @@ def _rescored_drops(model, q, method: str):
                 copies.append(dataclasses.replace(q, alternatives=alts))
             keys.append((el, s, e))
     scored = inference.score(model, copies, None, ["shortcut"], item_ids=[str(i) for i in range(len(copies))],
-                             in_sample=True, evidence=None)
+                             evidence=None)
     probs = [r.formats["shortcut"].probabilities for r in scored]
     pred = max(range(len(probs[0])), key=probs[0].__getitem__)
     return pred, probs[0], {k: probs[0][pred] - p[pred] for k, p in zip(keys, probs[1:])}

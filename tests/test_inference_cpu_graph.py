@@ -19,7 +19,6 @@ from inference.card import load_card  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_model"
-DEFAULT = ROOT / "models" / "default"
 EXPMRC = ROOT / ".." / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
 
 
@@ -73,14 +72,6 @@ def test_tiny_model_cpu_layout_gives_the_padded_logits(items):
         enc = encode(TINY, items[:60], fmt)
         assert len(set(enc.lengths[enc.option_mask].tolist())) >= n_lengths
         assert same(m.runner.logits(enc), padded_logits(TINY / "model.int8.onnx", enc), enc.option_mask)
-
-
-def test_default_model_cpu_layout_gives_the_padded_logits(items):
-    m = inference.load_model(DEFAULT, device="cpu")
-    assert m.runner.unpadded and "6 Attention -> MatMul + MultiHeadAttention" in m.message
-    for fmt in ("standard", "shortcut"):
-        enc = encode(DEFAULT, items[:4], fmt)
-        assert same(m.runner.logits(enc), padded_logits(DEFAULT / "model.int8.onnx", enc), enc.option_mask)
 
 
 def test_one_run_at_a_time_and_the_thread_setting(items, monkeypatch):

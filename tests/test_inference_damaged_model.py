@@ -1,7 +1,8 @@
 """A damaged model directory is one `error:` line naming the file and the field, exit status 2.
 
-Copies of the test model with the shipped default model's out-of-fold file, each damaged
-one way: side files cut short or not UTF-8, card.json fields of the wrong JSON type.
+Copies of the test model, each damaged one way: side files cut short or not UTF-8,
+card.json fields of the wrong JSON type, and (the shipped model's layout) the graph's weights
+kept as ONNX external data in a file that is missing or cut short.
 """
 import json
 import shutil
@@ -13,7 +14,6 @@ from desktop.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_model"
-OOF = ROOT / "models" / "default" / "oof_predictions.jsonl"
 DEV = ROOT / ".." / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
 CARD = json.loads((TINY / "card.json").read_text(encoding="utf-8"))
 
@@ -43,20 +43,6 @@ CASES = [
     ("tokenizer cut short", "tokenizer.json", lambda: _cut(TINY / "tokenizer.json", 1000), ["tokenizer.json"]),
     ("tokenizer not UTF-8", "tokenizer.json", lambda: b"\xff\xfe" + _cut(TINY / "tokenizer.json", 4000),
      ["tokenizer.json"]),
-    ("out-of-fold cut short", "oof_predictions.jsonl", lambda: _cut(OOF, 1000),
-     ["oof_predictions.jsonl", "line 7", "cut short"]),
-    ("out-of-fold not UTF-8", "oof_predictions.jsonl",
-     lambda: b"".join(OOF.read_bytes().splitlines(keepends=True)[:2]) + "{\"id\": \"é\"}\n".encode("latin-1"),
-     ["oof_predictions.jsonl", "line 3", "not UTF-8"]),
-    ("out-of-fold logits a string", "oof_predictions.jsonl",
-     lambda: b'{"id": "expmrc:x-0", "format": "standard", "fingerprint": "ab", "logits": "1,2"}\n',
-     ["oof_predictions.jsonl", "line 1", "field logits"]),
-    ("out-of-fold id missing", "oof_predictions.jsonl",
-     lambda: b'{"format": "standard", "fingerprint": "ab", "logits": [1, 2]}\n',
-     ["oof_predictions.jsonl", "line 1", "field id"]),
-    ("out-of-fold NaN logit", "oof_predictions.jsonl",
-     lambda: b'{"id": "expmrc:x-0", "format": "standard", "fingerprint": "ab", "logits": [NaN, 1]}\n',
-     ["oof_predictions.jsonl", "field logits", "finite"]),
     ("graph cut short", "model.int8.onnx", lambda: _cut(TINY / "model.int8.onnx", 5000),
      ["model.int8.onnx", "cannot load this graph"]),
 ]
@@ -76,8 +62,37 @@ def test_a_damaged_model_directory_is_one_error_line(case, name, content, expect
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     model = tmp_path / "model"
     shutil.copytree(TINY, model)
-    shutil.copy(OOF, model / "oof_predictions.jsonl")
     (model / name).write_bytes(content())
+    _expect_one_error_line(model, name, expected, subset, tmp_path, capsys)
+
+
+WEIGHTS = "model.int8.onnx.data0"
+
+
+@pytest.mark.parametrize("damage,expected", [
+    ("missing", [WEIGHTS, "missing", "model.int8.onnx cannot load"]),
+    ("cut short", [WEIGHTS, "cut short", "10,000 of", "model.int8.onnx cannot load"]),
+])
+def test_a_damaged_external_weights_file_is_one_error_line_naming_it(damage, expected, subset, tmp_path, capsys,
+                                                                     monkeypatch):
+    # the shipped model keeps its weights beside the graph (model.int8.onnx.data0...): so does this copy
+    onnx = pytest.importorskip("onnx")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    shutil.copytree(TINY, model)
+    graph = onnx.load(str(model / "model.int8.onnx"))
+    onnx.save(graph, str(model / "model.int8.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location=WEIGHTS, size_threshold=1024)
+    weights = model / WEIGHTS
+    assert weights.stat().st_size > 10_000
+    if damage == "missing":
+        weights.unlink()
+    else:
+        weights.write_bytes(weights.read_bytes()[:10_000])
+    _expect_one_error_line(model, WEIGHTS, expected, subset, tmp_path, capsys)
+
+
+def _expect_one_error_line(model, name, expected, subset, tmp_path, capsys):
     out = tmp_path / "pred.json"
     capsys.readouterr()
     code = main(["expmrc", "predict", str(subset), "-o", str(out), "--model", str(model), "--device", "cpu",

@@ -151,32 +151,3 @@ def test_a_question_on_a_20_mb_passage_is_scored_from_its_start():
         assert big.formats[fmt].logits == pytest.approx(small.formats[fmt].logits, abs=1e-6)
     assert big.evidence == small.evidence and big.evidence.end <= inference.EVIDENCE_MAX_CHARS
     assert huge[big.evidence.start:big.evidence.end] == big.evidence.text
-
-
-DEFAULT = ROOT / "models" / "default"
-
-
-@pytest.mark.skipif(not (DEFAULT / "oof_predictions.jsonl").is_file(), reason="no shipped out-of-fold file")
-def test_in_sample_outputs_are_marked_and_out_of_fold_ones_are_not():
-    # The shipped model trained on EMBRACE items (cross-fitted): the stored item gets its
-    # out-of-fold answer; a what-if scratch copy (an edited alternative) gets the model's own,
-    # in-sample output, and says so.
-    import inference
-    from desktop.ui import model_scoring as ms
-
-    [ds] = formats.read(str(GREEN))
-    p = ds.passages[0]
-    q = p.questions[0]
-    model = inference.load_model(DEFAULT, device="cpu")
-    (stored,) = inference.score(model, [q], [p.text], ["standard", "shortcut"])
-    assert all(f.fold is not None and not f.in_sample for f in stored.formats.values())
-    rows = stored.predictions()
-    assert all("out_of_fold" in r.extra and "in_sample" not in r.extra for r in rows)
-    edited = list(q.alternatives)
-    edited[0] = edited[0] + " indeed"
-    result = ms.whatif_shortcut(model, q, edited)
-    assert result.in_sample and len(result.probabilities) == len(q.alternatives)
-    # the panel's view of in-sample rows says so
-    (copy,) = inference.score(model, [ms.replace(q, alternatives=edited)], [p.text], ["standard", "shortcut"])
-    view = ms.view_of(q, copy.predictions())
-    assert view.in_sample and all(f.fold is None for f in view.formats.values())

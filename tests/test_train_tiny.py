@@ -79,7 +79,9 @@ def test_package_exports_a_model_the_runtime_loads(run_dir, tmp_path):
         acc = float((z.argmax(1) == keys).mean())
         if T_MIN < t < T_MAX:  # a random tiny model may be too flat for any T to reach its accuracy
             assert mean_max_probability(z, t) == pytest.approx(acc, abs=1e-3)
-    assert (out / "oof_predictions.jsonl").is_file()
+    # out-of-fold predictions stay with the run: the runtime serves nothing but the model
+    assert sorted(p.name for p in out.iterdir()) == ["card.json", "model.int8.onnx", "tokenizer.json"]
+    assert card.metrics["out_of_fold"]["standard"]["questions"] > 0
     model = inference.load_model(out, device="cpu")
     ds = dream.read(DATA / "dream" / "dev.json")
     qs = [q for p in ds.passages[:3] for q in p.questions]

@@ -464,15 +464,3 @@ def test_1366x768_wraps_or_scrolls_and_cuts_no_text(qtbot, tmp_path, monkeypatch
     i = pod.findData("two_same_paragraph")
     assert pod.itemData(i, Qt.ToolTipRole) == km.SCALES["pod"]["two_same_paragraph"][0]
     _close(window)
-
-
-def test_out_of_fold_sentence_is_whole():
-    from desktop.ui import model_scoring as ms
-    from desktop.ui.model_panel import ModelPanel
-    panel = ModelPanel()
-    view = ms.ModelView("m", "model", 0, {
-        ms.SHORTCUT: ms.FormatView(ms.SHORTCUT, [0.4, 0.3, 0.2, 0.1], 0, 3.6, fold=1),
-        ms.STANDARD: ms.FormatView(ms.STANDARD, [0.7, 0.1, 0.1, 0.1], 0, 2.3, fold=1)}, mi_bits=0.6)
-    panel.show_view(view, 4, 0)
-    text = re.sub("<[^>]+>", "", panel.metrics.text())
-    assert text.endswith("which never saw it in training.")

@@ -6,10 +6,7 @@
 `predict` answers every question with a model (ONNX, standard format) and picks an
 evidence sentence (`inference.evidence_choice`: idf-recall-options by default, or the ExpMRC
 seed's baselines most-similar-sentence and most-similar-sentence-with-question), and
-writes {"<pid>-<j>": {"answer": "C", "evidence": "..."}}.  Items the model was trained
-on (cross-fitted RACE items) take their answer from the model directory's out-of-fold
-predictions, so no answer comes from a model that saw the question; --in-sample turns
-that off.  `evaluate` prints ALL_F1, ANS_F1, EVI_F1, TOTAL and SKIP as the official
+writes {"<pid>-<j>": {"answer": "C", "evidence": "..."}}.  `evaluate` prints ALL_F1, ANS_F1, EVI_F1, TOTAL and SKIP as the official
 scorer does (`desktop.domain.expmrc_metric`).
 """
 from __future__ import annotations
@@ -34,8 +31,6 @@ def register(sub) -> None:
     pr.add_argument("--evidence", default="idf-recall-options",
                     choices=("idf-recall-options", "most-similar-sentence-with-question", "most-similar-sentence"),
                     help="evidence method (default: idf-recall-options)")
-    pr.add_argument("--in-sample", action="store_true",
-                    help="answer items the model trained on with the model itself, not out of fold")
     pr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     pr.set_defaults(func=run_predict)
     ev = s.add_parser("evaluate", help="official ExpMRC scores of a prediction file")
@@ -57,7 +52,7 @@ def run_evaluate(args) -> int:
     return 0
 
 
-def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = False, device: str = "auto",
+def predict(dataset_path: str, model_dir: Path, method: str, device: str = "auto",
             log=print, progress=None) -> dict[str, dict[str, str]]:
     """{"<pid>-<j>": {"answer", "evidence"}}; `progress(done, total)` after each scored batch."""
     import inference
@@ -72,13 +67,8 @@ def predict(dataset_path: str, model_dir: Path, method: str, in_sample: bool = F
         log(f"warning: {model.fallback}")
     log(model.message)
     # The one scoring path: answer and evidence come from `inference.score`, as `mcqlens
-    # score` stores them.  Items the model trained on get the out-of-fold model's answer
-    # (inference.out_of_fold) unless --in-sample.
-    got = answers(model, questions, passages, method, in_sample, progress=progress)
-    log(f"{got.out_of_fold} answers from out-of-fold predictions, {len(got.predictions) - got.out_of_fold} "
-        "from the model" + (f" ({got.in_sample} of them in-sample: the model trained on those items)"
-                            if got.in_sample else ""))
-    return got.predictions
+    # score` stores them.
+    return answers(model, questions, passages, method, progress=progress).predictions
 
 
 def run_predict(args) -> int:
@@ -95,7 +85,7 @@ def run_predict(args) -> int:
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")
     with Progress(0, "questions", quiet=args.no_progress, label="scoring") as bar:
-        preds = predict(args.dataset, model_dir, args.evidence, args.in_sample, args.device,
+        preds = predict(args.dataset, model_dir, args.evidence, args.device,
                         log=lambda m: print(m, file=sys.stderr), progress=bar)
     output_file(out, args.force)  # nothing else appeared at OUT while the model ran
     # written beside OUT and renamed over it: a failed run leaves the old file, never half a file

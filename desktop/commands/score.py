@@ -69,7 +69,6 @@ class ScoreRun:
     scored: int = 0
     stored: int = 0
     cancelled: bool = False
-    in_sample: int = 0  # scored by a model that trained on them (no out-of-fold answer applied)
 
     def summary(self) -> str:
         head = (f"{self.questions} questions, {self.already} already scored by {self.model_id}; "
@@ -147,7 +146,6 @@ def score_store(store, model, formats: list[str], source: str | None = None, ite
             for r in results:
                 rows.extend(_rows(r, stored.get(r.item_id, {})))
                 scored_ids.add(r.item_id)
-                run.in_sample += any(f.in_sample for f in r.formats.values())
             done_before[0] += len(results) * len(fmts)
         run.stored += store.add_predictions(rows)
         run.scored += len(scored_ids)
@@ -187,10 +185,6 @@ def run(args) -> int:
                               progress=progress, on_start=start)
         if run.to_score:
             print(f"stored {run.stored} predictions of {model.id}", file=sys.stderr)
-        if run.in_sample:
-            # edited copies of items the model trained on: no out-of-fold answer applies
-            print(f"note: {run.in_sample} questions are in-sample (the model trained on them before they were "
-                  "edited); their rows say so (extra.in_sample) and the window shows it", file=sys.stderr)
     return 0
 
 

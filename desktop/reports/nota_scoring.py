@@ -52,21 +52,3 @@ def load_models(directories: Sequence[str], fmt: str | None = None, device: str 
         seen.add(name)
         out.append(ModelUnderTest(name=name, scorer=scorer_for(model, chosen), fmt=chosen))
     return out
-
-
-def trained_on(directories: Sequence[str], passages, fmt: str | None = None) -> dict[str, int]:
-    """{model directory: how many of the questions it trained on} (cross-fitted items, as its
-    out-of-fold file lists them).  The NOTA grid scores transformed copies, which no
-    out-of-fold entry serves: on those questions the numbers are in-sample."""
-    from inference import out_of_fold
-
-    out = {}
-    for d in directories:
-        oof = out_of_fold.load(d)
-        if not oof:
-            continue
-        f = fmt or PREFERRED_FORMAT
-        n = sum(oof.trained_on(q, f) for p in passages for q in p.questions)
-        if n:
-            out[str(d)] = n
-    return out

@@ -177,9 +177,6 @@ class GiveawayView(QWidget):
         head = (f"<b>Why can it be answered without the passage?</b> The shortcut model (Q+{{O}}) picks "
                 f"<b>{pred}</b> at {100 * ex.probabilities[ex.predicted]:.0f}% (N = {ex.n_eff:.2f}). "
                 f"Shaded: the words without which {pred} loses the most.")
-        if ex.in_sample:
-            head += (f"<br><span style='color:{t.muted}'>The model trained on this item: these are its own "
-                     "probabilities, not the held-out ones shown above.</span>")
         self.heading.setText(head)
         self.text.setHtml(render(ex, question, t))
         self._fit()

@@ -114,19 +114,7 @@ class ModelPanel(QWidget):
                 parts.append(f"{ms.NOTATION[f]}: predicts <b>{letter(fv.predicted)}</b>, N = <b>{fv.n_eff:.2f}</b>")
         if view.mi_bits is not None:
             parts.append(f"MI = <b>{view.mi_bits:.2f}</b> bits")
-        folds = sorted({fv.fold for fv in view.formats.values() if fv.fold is not None})
-        text = " · ".join(parts)
-        if folds:
-            # The model trained on this item: what is shown is the held-out fold model's answer.
-            which = ", ".join(map(str, folds))
-            text += (f"<br><span style='color:{colors.theme().muted}'>Out of fold: the default model was trained "
-                     f"on this item, so these are the probabilities of fold {which}'s model, which never saw "
-                     "it in training.</span>")
-        elif view.in_sample:
-            # No out-of-fold answer applies (the item was edited): the model's own output.
-            text += (f"<br><span style='color:{colors.theme().error}'>in-sample: the model trained on this item (before it was "
-                     "edited); these probabilities look better than the model is on unseen items</span>")
-        self.metrics.setText(text)
+        self.metrics.setText(" · ".join(parts))
         flags = []
         if view.answerable_without_reading:
             flags.append(f"<span style='color:{colors.theme().error}'>⚑ <b>answerable without reading?</b></span> "
@@ -531,7 +519,7 @@ class ModelReview(QObject):
 
     def _whatif_scored(self, gen: int, result) -> None:
         if gen == self._whatif_gen:
-            self.panel.whatif.show_scratch(result.probabilities, result.in_sample)
+            self.panel.whatif.show_scratch(result.probabilities)
 
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):

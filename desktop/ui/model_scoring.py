@@ -89,10 +89,9 @@ def score_chunk(model, items: Sequence[tuple[Question, str]],
 
 @dataclass
 class WhatIf:
-    """The shortcut probabilities of a scratch copy, and whether they are in-sample."""
+    """The shortcut probabilities of a scratch copy."""
 
     probabilities: list[float]
-    in_sample: bool = False  # the model trained on the item this copy was made from
 
 
 def whatif_shortcut(model, question: Question, alternatives: Sequence[str],
@@ -101,9 +100,7 @@ def whatif_shortcut(model, question: Question, alternatives: Sequence[str],
 
     The stored question is not touched: a copy carries the edited alternatives.
     `nota_index` marks the alternative that is the None-of-the-above text, which a
-    cloze stem formats differently (inference.formatting).  A copy of an item the model
-    trained on has no out-of-fold answer: the model's own output is in-sample, and the
-    result says so.
+    cloze stem formats differently (inference.formatting).
     """
     from inference import score
 
@@ -111,7 +108,7 @@ def whatif_shortcut(model, question: Question, alternatives: Sequence[str],
     fmt = SHORTCUT if SHORTCUT in model.card.formats else model.card.formats[0]
     out = score(model, [scratch], [""], [fmt], nota_indices=[nota_index], evidence=None)
     f = out[0].formats[fmt]
-    return WhatIf(list(f.probabilities), f.in_sample)
+    return WhatIf(list(f.probabilities))
 
 
 # ---------------------------------------------------------------------------- reading back
@@ -122,8 +119,6 @@ class FormatView:
     probabilities: list[float]
     predicted: int
     n_eff: float
-    fold: int | None = None  # the out-of-fold model's answer (the shipped model trained on this item)
-    in_sample: bool = False  # the model trained on this item and these are its own (in-sample) outputs
 
 
 @dataclass
@@ -137,10 +132,6 @@ class ModelView:
     mi_bits: float | None = None
     evidence: tuple[int, int, str] | None = None  # start, end, text of the model's evidence
     evidence_rejected_by: list[str] = field(default_factory=list)
-
-    @property
-    def in_sample(self) -> bool:
-        return any(f.in_sample for f in self.formats.values())
 
     @property
     def shortcut(self) -> FormatView | None:
@@ -192,8 +183,7 @@ def view_of(question: Question, predictions: Sequence[Prediction] | None = None,
     for p in preds:
         probs = [float(x) for x in p.probabilities]
         view.formats[p.input_format] = FormatView(p.input_format, probs,
-                                                  max(range(len(probs)), key=probs.__getitem__), _n_eff(p),
-                                                  p.extra.get("out_of_fold"), bool(p.extra.get("in_sample")))
+                                                  max(range(len(probs)), key=probs.__getitem__), _n_eff(p))
         if p.input_format == STANDARD and p.evidence and "evidence_start" in p.extra:
             view.evidence = (int(p.extra["evidence_start"]), int(p.extra["evidence_end"]), p.evidence)
             view.evidence_rejected_by = list(p.extra.get("evidence_rejected_by", []))

@@ -125,14 +125,10 @@ class WhatIfBox(QGroupBox):
         self.note.setText("scoring the scratch copy…")
         self.changed.emit(list(self.scratch), -1 if self.nota_index is None else self.nota_index)
 
-    def show_scratch(self, probs: list[float], in_sample: bool = False) -> None:
+    def show_scratch(self, probs: list[float]) -> None:
         self.scratch_probs = list(probs)
         changed = [letter(i) for i, (a, b) in enumerate(zip(self.scratch, self.original)) if a != b]
         note = f"changed: {', '.join(changed)}" if changed else "the stored alternatives"
-        if in_sample:
-            # the scratch copy has no out-of-fold answer: the model that trained on the item scores it
-            note += (" · in-sample: the model trained on this item, so these scratch probabilities "
-                     "look more certain than the model is on unseen items")
         self.note.setText(note)
         self._draw()
 
