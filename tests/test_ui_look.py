@@ -223,6 +223,7 @@ def test_every_text_pair_reaches_4_5_to_1(qtbot, tmp_path, monkeypatch, palette,
         assert not low, (tab, low)
     assert seen > 100  # the walk saw the window's texts, not nothing
     # what other items show: linter suggestions (the found stretch marked), the eligibility banners
+    window.tabs.setCurrentWidget(window.problems)  # the panel is filled while it shows
     for item in [r.item_id for r in window.backend.items()]:
         window.go_to(item)
         if window.problems.suggestion_rows:
@@ -258,6 +259,7 @@ def test_every_control_has_an_accessible_name_and_description(qtbot, tmp_path, m
         missing = accessibility.missing(window)
         assert missing == [], (tab, "\n".join(missing))
     # an item with the surface linter's suggestions: their Accept / Dismiss buttons are made per item
+    window.tabs.setCurrentWidget(window.problems)  # the panel is filled while it shows
     for item in [r.item_id for r in window.backend.items()]:
         window.go_to(item)
         if window.problems.suggestion_rows:

@@ -269,6 +269,12 @@ class Store:
                              (item_id, annotator or self.annotator))
         return rows[0][0] if rows else None
 
+    def own_view(self, item_id: str, annotator: str | None = None):
+        """`annotator`'s status, note, own comments and answerability on the item, and its row
+        version, in one query (`desktop.store.item_view`: what the window reads on each move)."""
+        from .item_view import own_view
+        return own_view(self._c, item_id, annotator or self.annotator)
+
     def annotators(self) -> list[str]:
         return [r[0] for r in self._c.query("SELECT name FROM annotators ORDER BY name")]
 

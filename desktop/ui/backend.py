@@ -125,10 +125,11 @@ class Backend:
 
     def load(self, item_id: str, status: str | None = None) -> ItemState:
         me = self.annotator
-        if status is None:
-            status = self.store.status(item_id, me)
         # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
-        version = self.store.row_version(item_id)
+        mine = self.store.own_view(item_id, me)
+        if mine.row_version is None:
+            from desktop.domain.errors import StoreError
+            raise StoreError(f"unknown item {item_id!r}")
         q = self.store.question(item_id, annotator=me)
         own = next((a for a in q.assessments if a.annotator == me), None)
         reference = next((a for a in q.assessments if a.annotator != me), None)
@@ -139,17 +140,12 @@ class Backend:
                 values[var] = value
                 inherited.discard(var)
         # The store lists imported comments first; the annotator edits only their own.
-        n_other = 0
-        if q.comments:
-            n_other = len(self.store.question(item_id, annotator="").comments)
-        note = self.store.note(item_id, me) or ""
-        from desktop.store.adjudication import annotator_fields
-        mine = annotator_fields(self.store, item_id)
+        n_other = min(mine.imported_comments, len(q.comments))
         return ItemState(question=q, passage_text=self.passage_text(q.passage_id), own=own, reference=reference,
-                         note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
-                         status=status, values=values, inherited=inherited, version=version,
-                         own_comments_stored=mine.comments.get(me, []),
-                         own_answerability=mine.answerability.get(me),
+                         note=mine.note or "", own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
+                         status=status if status is not None else mine.status, values=values, inherited=inherited,
+                         version=mine.row_version, own_comments_stored=mine.comments,
+                         own_answerability=mine.answerability,
                          time_on_item=sum(t.seconds for t in self.store.time_on_item(annotator=me, item_id=item_id)))
 
     # ---- what a window showed, for stale-edit detection --------------------------------------

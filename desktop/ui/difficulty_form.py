@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain import difficulty as km
 from desktop.ui import colors, guide
+from desktop.ui.steady import opaque, reserve_lines, set_style, set_text, set_tooltip, set_visible
 
 NOT_ASSESSED = "— not assessed —"
 
@@ -66,6 +67,7 @@ class DifficultyForm(QWidget):
         self.owner.setWordWrap(True)
         t = colors.theme()
         self.owner.setStyleSheet(f"color: {t.muted};")
+        reserve_lines(self.owner, 2)  # the same place for the form below, with or without this note
         outer.addWidget(self.owner)
         self.total = QLabel()
         self.total.setWordWrap(True)
@@ -84,7 +86,7 @@ class DifficultyForm(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        host = QWidget()
+        host = opaque(QWidget())
         self.form = QFormLayout(host)
         self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         scroll.setWidget(host)
@@ -105,6 +107,7 @@ class DifficultyForm(QWidget):
         self.ic_note = QLabel()
         self.ic_note.setWordWrap(True)
         self.ic_note.setStyleSheet(f"color: {t.muted}; font-size: small;")
+        reserve_lines(self.ic_note, 4)  # its longest note: the form's height stays the same from item to item
         self.form.addRow("", self.ic_note)
         self._refresh()
 
@@ -188,6 +191,7 @@ class DifficultyForm(QWidget):
         self.tom_label = QLabel()
         self.tom_label.setWordWrap(True)
         self.tom_label.setStyleSheet(f"color: {t.muted};")
+        reserve_lines(self.tom_label, 2)  # the rows below stay put whichever category it names
         self._row("tom", host)
         self.form.addRow("", self.tom_label)
 
@@ -205,7 +209,7 @@ class DifficultyForm(QWidget):
                     i = combo.count() - 1
                 combo.setCurrentIndex(i)
             self._show_tom(values.get("tom"))
-            self.owner.setText(owner_note)
+            set_text(self.owner, owner_note)
         finally:
             self._loading = False
         self._refresh()
@@ -225,16 +229,16 @@ class DifficultyForm(QWidget):
 
     def set_eligibility(self, eligible: bool | None, why: str) -> None:
         if eligible is None or (eligible and not why):
-            self.banner.hide()
+            set_visible(self.banner, False)
             return
         t = colors.theme()
         bg = t.error_bg if not eligible else t.banner_bg
         fg = t.error_text if not eligible else t.banner_text
         head = "Not eligible for difficulty evaluation" if not eligible else "Eligible, with a note"
-        self.banner.setText(f"<b>{head}:</b> {why}")
-        self.banner.setStyleSheet(f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
-                                  " border-radius: 4px; padding: 6px; }")
-        self.banner.show()
+        set_text(self.banner, f"<b>{head}:</b> {why}")
+        set_style(self.banner, f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
+                               " border-radius: 4px; padding: 6px; }")
+        set_visible(self.banner, True)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -287,30 +291,30 @@ class DifficultyForm(QWidget):
     def _refresh(self) -> None:
         values = self._values
         for var, combo in (*self.controls.items(), ("tom", self.tom_q), ("tom", self.tom_a)):
-            combo.setToolTip(f"{combo.currentText()}\n{guide.reference(var)}")
+            set_tooltip(combo, f"{combo.currentText()}\n{guide.reference(var)}")
         for var, label in self.points.items():
             value = values.get(var)
             try:
-                label.setText(_pts(km.points(var, value)) if value is not None else "")
+                set_text(label, _pts(km.points(var, value)) if value is not None else "")
             except ValueError:
-                label.setText("?")
+                set_text(label, "?")
         tom = values.get("tom")
         if tom is not None:
             try:
                 name, _p = km.TOM_COMBINED[km.tom_key(tom)]
                 src = " (imported as the combined category)" if isinstance(tom, str) else ""
-                self.tom_label.setText(f"= {name}{src}")
+                set_text(self.tom_label, f"= {name}{src}")
             except ValueError:
-                self.tom_label.setText(f"unknown TOM value {tom!r}")
+                set_text(self.tom_label, f"unknown TOM value {tom!r}")
         else:
-            self.tom_label.setText("choose both relations")
+            set_text(self.tom_label, "choose both relations")
         self._apply_ic_rule(values.get("npar"))
         try:
             total = km.total(values)
         except ValueError:
             total = None
         if total is not None:
-            self.total.setText(f"Total difficulty: {total:g}  (of {km.THEORETICAL_MAX:g})")
+            set_text(self.total, f"Total difficulty: {total:g}  (of {km.THEORETICAL_MAX:g})")
         else:
             partial = 0.0
             for var, value in values.items():
@@ -319,9 +323,9 @@ class DifficultyForm(QWidget):
                 except (ValueError, KeyError):
                     pass
             todo = ", ".join(v.upper() for v in km.missing(values))
-            self.total.setText(f"Total so far: {partial:g}  ·  to score: {todo}")
+            set_text(self.total, f"Total so far: {partial:g}  ·  to score: {todo}")
         errors = [m.text for m in km.validate(values) if m.level == "error"]
-        self.messages.setText("".join(f"<div style='color:{colors.theme().error}'>⚠ {e}</div>" for e in errors))
+        set_text(self.messages, "".join(f"<div style='color:{colors.theme().error}'>⚠ {e}</div>" for e in errors))
 
     def _apply_ic_rule(self, npar: Any) -> None:
         # NPar 2+ already means synthesis between paragraphs: IC cannot be "compare" then.
@@ -334,10 +338,10 @@ class DifficultyForm(QWidget):
             if combo.itemData(i) == "compare":
                 model.item(i).setEnabled(not between)
         if between:
-            self.ic_note.setText("IC: NPar is 2+ (between paragraphs), so the infer condition is "
-                                 "contrast/synthesis throughout paragraphs (1 pt).")
+            set_text(self.ic_note, "IC: NPar is 2+ (between paragraphs), so the infer condition is "
+                                   "contrast/synthesis throughout paragraphs (1 pt).")
         elif npar == "1":
-            self.ic_note.setText("IC: NPar is 1 (within a paragraph): compare (0) unless the "
-                                 "inference contrasts features (1).")
+            set_text(self.ic_note, "IC: NPar is 1 (within a paragraph): compare (0) unless the "
+                                   "inference contrasts features (1).")
         else:
-            self.ic_note.setText("IC depends on NPar: score NPar first.")
+            set_text(self.ic_note, "IC depends on NPar: score NPar first.")

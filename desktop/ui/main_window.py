@@ -26,7 +26,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
-    QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
+    QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.errors import McqLensError
@@ -34,6 +34,7 @@ from desktop.domain.model import BASIS, Dataset, Passage
 from desktop.ui import main_thread_gc
 from desktop.ui.backend import Backend, ItemState, question_facts
 from desktop.ui.comments_panel import CommentsPanel
+from desktop.ui.deferred import WhenShown
 from desktop.ui.dialog_kit import system_path_chooser
 from desktop.ui.difficulty_form import DifficultyForm
 from desktop.ui.editing import Editing
@@ -46,6 +47,7 @@ from desktop.ui.menu_model import ModelMenu
 from desktop.ui.menu_reports import ReportsMenu
 from desktop.ui.navigator import Navigator
 from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
+from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
@@ -133,19 +135,18 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.problems.suggestionAnswered.connect(self._suggestion_answered)
         self.problems.suggestionChosen.connect(self._suggestion_chosen)
         self.problems.fieldEdited.connect(self.edit)
+        self.problems_later = WhenShown(self.problems)
         self.comments = CommentsPanel()
         self.comments.fieldEdited.connect(self.edit)
         self.comments.doneAndNext.connect(self.done_and_next)
         self.comments.comment.pending.connect(self._typing)
         self.problems.note.pending.connect(self._typing)
-        self.tabs = QTabWidget()
+        self.tabs = PanelTabs()
         self.tabs.setAccessibleName("Item assessment")
         self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
-        self.tabs.setAccessibleName("Item assessment")
-        self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
-        self.tabs.addTab(self.difficulty, "Difficulty")
-        self.tabs.addTab(self.problems, "Problems")
-        self.tabs.addTab(self.comments, "Comments && status")
+        self.tabs.add_panel(self.difficulty, "Difficulty")
+        self.tabs.add_panel(self.problems, "Problems")
+        self.tabs.add_panel(self.comments, "Comments && status")
 
         work = QSplitter(Qt.Horizontal)
         work.addWidget(self.navigator)
@@ -291,16 +292,21 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         worst = ty.item_worst_tier(q.problems)
         eligible, why = km.eligibility(st.text_format, st.unit_type, worst)
         self.difficulty.set_eligibility(eligible, why)
-        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
-                               n_alternatives=len(q.alternatives))
-        from desktop.ui.suggestions import pending
-        self.problems.set_suggestions(pending(q, st.passage_text))
+        # the Problems tab behind another is brought up to date when it comes to the front
+        self.problems_later.update("item", lambda: self._show_problems(st))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
         self.comments.set_time_on_item(st.time_on_item)
         self._set_title(q.id)
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
 
+
+    def _show_problems(self, st: ItemState) -> None:
+        from desktop.ui.suggestions import pending
+        q = st.question
+        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
+                               n_alternatives=len(q.alternatives))
+        self.problems.set_suggestions(pending(q, st.passage_text))
 
     # ================================================================ facts for the filters
     def start_facts(self) -> None:

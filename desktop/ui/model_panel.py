@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
     QVBoxLayout, QWidget,
 )
 
@@ -24,7 +24,9 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
 from desktop.ui import colors
 from desktop.ui import model_scoring as ms
+from desktop.ui.deferred import WhenShown
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
+from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.scoring_worker import ScoringWorker
 from desktop.ui.whatif import WhatIfBox
@@ -71,13 +73,13 @@ class ModelPanel(QWidget):
         self.suggest.hide()
         flag_row.addWidget(self.suggest)
         lay.addLayout(flag_row)
-        self.tabs = QTabWidget()
+        self.tabs = PanelTabs()  # each page scrolls: a new evidence sentence re-lays its page only
         self.tabs.setAccessibleName("Model review")
         self.tabs.setAccessibleDescription("The model's evidence to accept, edit or reject, and what-if edits")
         self.evidence = EvidenceCheck()
         self.whatif = WhatIfBox()
-        self.tabs.addTab(self.evidence, "Evidence spot-check")
-        self.tabs.addTab(self.whatif, "What if…")
+        self.tabs.add_panel(self.evidence, "Evidence spot-check")
+        self.tabs.add_panel(self.whatif, "What if…")
         lay.addWidget(self.tabs)
         lay.addStretch(1)
         self.view: ms.ModelView | None = None
@@ -163,6 +165,8 @@ class ModelReview(QObject):
         self.panel.evidence.editRequested.connect(self.edit_evidence)
         self.panel.evidence.rejectRequested.connect(self.reject_evidence)
         self.panel.whatif.changed.connect(self._whatif_changed)
+        self._whatif_reset = False
+        self.whatif_later = WhenShown(self.panel.whatif)
         self._place()
         self._menu()
         self._order_box()
@@ -340,7 +344,7 @@ class ModelReview(QObject):
         if new_item:
             self.worker.cancel_item()
             self._pending = None
-            self.panel.whatif.set_item(q.alternatives, q.key, None)
+            self._whatif_reset = True
         model_id = self.model.id if self.model is not None else None
         view = ms.view_of(q, model_id=model_id)
         if view is None and model_id is None:
@@ -351,8 +355,8 @@ class ModelReview(QObject):
         has_tag = any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in q.problems)
         self.panel.show_view(view, len(q.alternatives), q.key,
                              suggest=view is not None and view.answerable_without_reading and not has_tag)
-        if view is not None and view.shortcut is not None:
-            self.panel.whatif.set_original_probs(view.shortcut.probabilities)
+        probs = view.shortcut.probabilities if view is not None and view.shortcut is not None else None
+        self.whatif_later.update("item", lambda: self._show_whatif(q, probs))  # when its tab is in front
         complete = view is not None and all(f in view.formats for f in ms.FORMATS
                                             if self.model is not None and f in self.model.card.formats)
         if self.model is not None and not complete and request:
@@ -362,6 +366,13 @@ class ModelReview(QObject):
         elif self.model is not None:
             self.panel.set_status("")
         self._show_evidence(state)
+
+    def _show_whatif(self, q, probs) -> None:
+        if self._whatif_reset:  # a new item: the scratch copy starts again from its alternatives
+            self._whatif_reset = False
+            self.panel.whatif.set_item(q.alternatives, q.key, None)
+        if probs is not None:
+            self.panel.whatif.set_original_probs(probs)
 
     def _evidence_state(self, state) -> str:
         v = self.view

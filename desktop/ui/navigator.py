@@ -292,6 +292,9 @@ class Navigator(QWidget):
         for col, width in ((1, 44), (2, 40)):
             self.tree.header().setSectionResizeMode(col, QHeaderView.Fixed)
             self.tree.header().resizeSection(col, width)
+        # Qt would scroll to each new current row by the least it can, one row per move at the
+        # bottom (repainting the list and its scroll bar); `_scroll_to` turns a page instead
+        self.tree.setAutoScroll(False)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         layout.addWidget(self.tree, 1)
         self._current: str | None = None
@@ -447,8 +450,24 @@ class Navigator(QWidget):
             return False
         idx = self.model.index(i, 0)
         self.tree.selectionModel().setCurrentIndex(idx, _SELECT)
-        self.tree.scrollTo(idx)
+        self._scroll_to(idx)
         return True
+
+    def _scroll_to(self, idx) -> None:
+        """Bring the row in sight a page at a time: stepping down past the last row shows it near
+        the top (with the row before it), so the next screenful of moves scrolls nothing."""
+        view = self.tree
+        rect, area = view.visualRect(idx), view.viewport().rect()
+        if area.contains(rect):
+            return
+        below = rect.top() >= area.bottom()
+        above = idx.row() > 0 and below and rect.top() - area.bottom() < 2 * rect.height()
+        if above:  # the next row down: its neighbour above stays in sight as the top row
+            view.scrollTo(self.model.index(idx.row() - 1, 0), QTreeView.PositionAtTop)
+        elif rect.bottom() <= area.top() and area.top() - rect.bottom() < 2 * rect.height():
+            view.scrollTo(idx, QTreeView.PositionAtBottom)  # the next row up
+        else:
+            view.scrollTo(idx, QTreeView.PositionAtCenter)  # a jump (search, Go to)
 
     # ---- a filter another module registers (desktop/ui/menu_reports.py: annotators disagree) ------
     def set_filter_ids(self, name: str, item_ids: list[str] | None) -> None:
@@ -551,6 +570,8 @@ class Navigator(QWidget):
         return item_id
 
     def _current_changed(self, current, _previous) -> None:
+        if current.isValid():
+            self._scroll_to(current)
         row = current.data(ROW_ROLE) if current.isValid() else None
         if row is None or self._quiet:
             return
