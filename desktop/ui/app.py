@@ -44,8 +44,8 @@ def application() -> QApplication:
         app.setApplicationName("MCQ Lens")
         app.setOrganizationName("MCQ Lens")
         use_palette(app, os.environ.get("MCQLENS_PALETTE", ""))
-        from desktop.ui import banded_style
-        banded_style.install(app)  # scroll bars painted without waiting for Qt's paint threads
+        from desktop.ui import scroll_bars
+        scroll_bars.install(app)  # scroll bars painted without waiting for Qt's paint threads
     return app
 
 

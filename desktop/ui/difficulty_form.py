@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain import difficulty as km
 from desktop.ui import colors, guide
-from desktop.ui.steady import opaque, reserve_lines, set_style, set_text, set_tooltip, set_visible
+from desktop.ui.steady import WrapLabel, opaque, reserve_lines, set_style, set_text, set_tooltip, set_visible
 
 NOT_ASSESSED = "— not assessed —"
 
@@ -59,17 +59,17 @@ class DifficultyForm(QWidget):
         super().__init__(parent)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        self.banner = QLabel()
+        self.banner = WrapLabel()
         self.banner.setWordWrap(True)
         self.banner.hide()
         outer.addWidget(self.banner)
-        self.owner = QLabel()
+        self.owner = WrapLabel()
         self.owner.setWordWrap(True)
         t = colors.theme()
         self.owner.setStyleSheet(f"color: {t.muted};")
         reserve_lines(self.owner, 2)  # the same place for the form below, with or without this note
         outer.addWidget(self.owner)
-        self.total = QLabel()
+        self.total = WrapLabel()
         self.total.setWordWrap(True)
         font = self.total.font()
         font.setPointSizeF(font.pointSizeF() + 2)
@@ -77,7 +77,7 @@ class DifficultyForm(QWidget):
         self.total.setFont(font)
         self.total.setTextInteractionFlags(Qt.TextSelectableByMouse)
         outer.addWidget(self.total)
-        principles = QLabel("<a href='principles'>How to score: the assessment principles</a> · "
+        principles = WrapLabel("<a href='principles'>How to score: the assessment principles</a> · "
                             "<a href='km'>the scale</a>")
         principles.setWordWrap(True)
         principles.setToolTip(guide.reference("principles"))
@@ -91,7 +91,7 @@ class DifficultyForm(QWidget):
         self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         scroll.setWidget(host)
         outer.addWidget(scroll, 1)
-        self.messages = QLabel()
+        self.messages = WrapLabel()
         self.messages.setWordWrap(True)
         outer.addWidget(self.messages)
 
@@ -104,7 +104,7 @@ class DifficultyForm(QWidget):
                 self._add_tom()
             else:
                 self._add_scale(var)
-        self.ic_note = QLabel()
+        self.ic_note = WrapLabel()
         self.ic_note.setWordWrap(True)
         self.ic_note.setStyleSheet(f"color: {t.muted}; font-size: small;")
         reserve_lines(self.ic_note, 4)  # its longest note: the form's height stays the same from item to item
@@ -120,7 +120,7 @@ class DifficultyForm(QWidget):
         line = QHBoxLayout()
         line.addWidget(control, 1)
         line.addWidget(pts)
-        label = QLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
+        label = WrapLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
                        f" {km.NAMES[var].lower()}")
         label.setWordWrap(True)
         label.setMaximumWidth(130)
@@ -188,10 +188,10 @@ class DifficultyForm(QWidget):
             line.addWidget(QLabel(name))
             line.addWidget(combo, 1)
             lines.addLayout(line)
-        self.tom_label = QLabel()
+        self.tom_label = WrapLabel()
         self.tom_label.setWordWrap(True)
         self.tom_label.setStyleSheet(f"color: {t.muted};")
-        reserve_lines(self.tom_label, 2)  # the rows below stay put whichever category it names
+        reserve_lines(self.tom_label, 3)  # the rows below stay put whichever category it names
         self._row("tom", host)
         self.form.addRow("", self.tom_label)
 

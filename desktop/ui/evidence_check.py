@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from desktop.ui import colors
+from desktop.ui.steady import WrapLabel
 
 ACCEPT_KEY, EDIT_KEY, REJECT_KEY = "F6", "F7", "F8"
 
@@ -56,12 +57,12 @@ class EvidenceCheck(QGroupBox):
         super().__init__(parent)
         self.setFlat(True)
         lay = QVBoxLayout(self)
-        hint = QLabel("The model's evidence is the dashed red outline in the passage "
+        hint = WrapLabel("The model's evidence is the dashed red outline in the passage "
                       "(the passage sentence most like the question and its predicted alternative).")
         hint.setWordWrap(True)
         hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
-        self.text = QLabel()
+        self.text = WrapLabel()
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.RichText)
         self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -80,7 +81,7 @@ class EvidenceCheck(QGroupBox):
             row.addWidget(b)
         row.addStretch(1)
         lay.addLayout(row)
-        self.tally = QLabel()
+        self.tally = WrapLabel()
         self.tally.setWordWrap(True)
 
         lay.addWidget(self.tally)

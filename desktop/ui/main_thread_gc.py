@@ -54,3 +54,14 @@ def install() -> MainThreadCollector | None:
     if existing is not None:
         return existing
     return MainThreadCollector(app)
+
+
+def set_aside_startup() -> None:
+    """Collect once, then move everything alive into CPython's permanent generation.
+
+    The window's own objects (widgets, the loaded model's Python side, the imports) live
+    as long as it does, but a generation-1 or -2 collection walked all of them again:
+    12 and 27 ms on a 2-core machine, in the middle of whatever move the timer hit.
+    After `gc.freeze()` a collection looks only at what was made since."""
+    gc.collect()
+    gc.freeze()

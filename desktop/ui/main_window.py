@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
+    QApplication, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
     QStackedWidget, QVBoxLayout, QWidget,
 )
 
@@ -97,6 +97,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.watcher.start_from_now()
         from desktop.ui import accessibility
         accessibility.ensure(self)  # every control has a name and a description for screen readers
+        main_thread_gc.set_aside_startup()  # later collections skip the window's long-lived objects
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -299,6 +300,9 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self._set_title(q.id)
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
+        # Lay the panels out now, once: left to the event loop, the paint that is already
+        # asked for runs first and the re-layout after it paints the moved parts a second time.
+        QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
 
     def _show_problems(self, st: ItemState) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -26,10 +26,10 @@ from desktop.ui import colors
 from desktop.ui import model_scoring as ms
 from desktop.ui.deferred import WhenShown
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
-from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.scoring_worker import ScoringWorker
 from desktop.ui.whatif import WhatIfBox
+from desktop.ui.steady import WrapLabel
 
 FORMAT_HEX = {ms.SHORTCUT: "#9FB3C8", ms.STANDARD: "#1F4E79"}
 
@@ -42,18 +42,18 @@ class ModelPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
-        self.title = QLabel("<b>Model</b>")
+        self.title = WrapLabel("<b>Model</b>")
         self.title.setTextFormat(Qt.RichText)
         self.title.setWordWrap(True)
         lay.addWidget(self.title)
-        self.status = QLabel()
+        self.status = WrapLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.RichText)
         self.status.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(self.status)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
-        self.metrics = QLabel()
+        self.metrics = WrapLabel()
         self.metrics.setWordWrap(True)
         self.metrics.setTextFormat(Qt.RichText)
         self.metrics.setToolTip("N: effective number of options (1 = sure … number of alternatives = lost); "
@@ -61,7 +61,7 @@ class ModelPanel(QWidget):
                                 "less sure). Guide: Shift+F1, or Help → Annotation guide (guide#model)")
         lay.addWidget(self.metrics)
         flag_row = QHBoxLayout()
-        self.flags = QLabel()
+        self.flags = WrapLabel()
         self.flags.setWordWrap(True)
         self.flags.setTextFormat(Qt.RichText)
         flag_row.addWidget(self.flags, 1)
@@ -73,13 +73,13 @@ class ModelPanel(QWidget):
         self.suggest.hide()
         flag_row.addWidget(self.suggest)
         lay.addLayout(flag_row)
-        self.tabs = PanelTabs()  # each page scrolls: a new evidence sentence re-lays its page only
+        self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Model review")
         self.tabs.setAccessibleDescription("The model's evidence to accept, edit or reject, and what-if edits")
         self.evidence = EvidenceCheck()
         self.whatif = WhatIfBox()
-        self.tabs.add_panel(self.evidence, "Evidence spot-check")
-        self.tabs.add_panel(self.whatif, "What if…")
+        self.tabs.addTab(self.evidence, "Evidence spot-check")
+        self.tabs.addTab(self.whatif, "What if…")
         lay.addWidget(self.tabs)
         lay.addStretch(1)
         self.view: ms.ModelView | None = None

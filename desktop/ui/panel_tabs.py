@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QTabWidget, QWidget
+
+
+class PageScroll(QScrollArea):
+    """Scrolls its page up and down, never sideways: it is at least as wide as the page needs."""
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt's name
+        hint = super().minimumSizeHint()
+        page = self.widget()
+        if page is not None:
+            bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self)
+            hint.setWidth(max(hint.width(), page.minimumSizeHint().width() + bar + 2 * self.frameWidth()))
+        return hint
 
 
 def scrolling(page: QWidget, background: QPalette.ColorRole = QPalette.Window) -> QScrollArea:
     """`page` in a frameless scroll area that gives it the whole width and scrolls it vertically."""
-    area = QScrollArea()
+    area = PageScroll()
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.NoFrame)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the page wraps to the width it is given

@@ -19,6 +19,7 @@ from desktop.domain import typology as ty
 from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
+from desktop.ui.steady import WrapLabel
 
 _KEY = Qt.UserRole + 1  # (type, element) of a tag item
 _ELEMENT_NAMES = {
@@ -99,7 +100,7 @@ class SuggestionRow(QWidget):
         row.setContentsMargins(2, 2, 2, 2)
         name = kind.name if kind else t.type
         extra = " <i>(already tagged)</i>" if suggestion.already_tagged else ""
-        self.label = QLabel(f"<b>{name}</b> · {suggestion.where}{extra}<br>"
+        self.label = WrapLabel(f"<b>{name}</b> · {suggestion.where}{extra}<br>"
                             f"<span style='font-family: monospace'>{suggestion.excerpt_html}</span>")
         self.label.setTextFormat(Qt.RichText)
         self.label.setWordWrap(True)
@@ -132,7 +133,7 @@ class ProblemsPanel(QWidget):
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.acceptability = QLabel()
+        self.acceptability = WrapLabel()
         self.acceptability.setWordWrap(True)
         layout.addWidget(self.acceptability)
         form = QFormLayout()

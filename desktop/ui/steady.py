@@ -8,6 +8,7 @@ show the same text from one item to the next, so the cheapest change is none.
 """
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 
@@ -46,3 +47,39 @@ def opaque(widget: QWidget) -> QWidget:
     the splitters, tab frames and window behind it."""
     widget.setAutoFillBackground(True)
     return widget
+
+
+class WrapLabel(QLabel):
+    """A word-wrapped label that remembers its height at each width it was asked about.
+
+    For rich text, `QLabel.heightForWidth` lays the whole text out twice on every call (at
+    the width asked, then back at its own), and scroll areas and box layouts ask on every
+    re-layout, for every wrapped label, changed or not: most of a move's text layout.  The
+    answer changes only with the text, the font or the style."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None):
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self._heights: dict[int, int] = {}
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        if text != self.text():
+            self._heights.clear()
+            super().setText(text)
+
+    def setTextFormat(self, fmt) -> None:  # noqa: N802 - Qt's name
+        self._heights.clear()
+        super().setTextFormat(fmt)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        height = self._heights.get(width)
+        if height is None:
+            if len(self._heights) > 8:  # a splitter being dragged asks at every width
+                self._heights.clear()
+            height = self._heights[width] = super().heightForWidth(width)
+        return height
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if event.type() in (QEvent.FontChange, QEvent.StyleChange, QEvent.ContentsRectChange):
+            self._heights.clear()
+        super().changeEvent(event)

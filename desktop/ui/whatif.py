@@ -15,6 +15,7 @@ from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.model_scoring import NOTA_TEXT
 from desktop.ui.probability_bars import ProbabilityBars, Series
+from desktop.ui.steady import WrapLabel
 
 ORIGINAL_HEX = "#9FB3C8"
 SCRATCH_HEX = "#6A1B9A"
@@ -28,7 +29,7 @@ class WhatIfBox(QGroupBox):
         super().__init__(parent)
         self.setFlat(True)
         lay = QVBoxLayout(self)
-        hint = QLabel("Edit an alternative in a scratch copy, or put NOTA in its place: the shortcut (Q+{O}) "
+        hint = WrapLabel("Edit an alternative in a scratch copy, or put NOTA in its place: the shortcut (Q+{O}) "
                       "probabilities follow as you type. The stored item is not changed.")
         hint.setWordWrap(True)
         hint.setStyleSheet(f"color: {colors.theme().muted};")
@@ -56,7 +57,7 @@ class WhatIfBox(QGroupBox):
         lay.addLayout(row)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
-        self.note = QLabel()
+        self.note = WrapLabel()
         self.note.setStyleSheet(f"color: {colors.theme().muted};")
         self.note.setWordWrap(True)
         lay.addWidget(self.note)
