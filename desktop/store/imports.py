@@ -357,6 +357,7 @@ def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file:
     conn.executemany(
         "INSERT OR IGNORE INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, "
         "created_at) VALUES (?,?,?,?,?,?,?)", plan.predictions)
+    _store_lint(conn, plan, per_dataset)
     result.passages = len(plan.passages)
     result.questions = sum(len(d[2]) for d in per_dataset)
     result.spans = len(plan.spans)
@@ -365,6 +366,16 @@ def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file:
     result.comments = len(plan.comments)
     result.predictions = len(plan.predictions)
     result.unchanged_questions = plan.unchanged
+
+
+def _store_lint(conn, plan: _Plan, per_dataset: list[list]) -> None:
+    """The linter's suggestions of the passages and questions just inserted (lint_facts.py)."""
+    from . import lint_facts
+    new_questions = {r[0] for _, _, rows in per_dataset for r in rows}
+    questions = [(q.id, q.stem, list(q.alternatives), p.text)
+                 for dataset, _, _ in per_dataset for p in dataset.passages for q in p.questions
+                 if q.id in new_questions]
+    lint_facts.store_new(conn, [(r[0], r[1]) for r in plan.passages], questions)
 
 
 def write_predictions(conn, dataset: Dataset, file: str) -> int:

@@ -287,6 +287,10 @@ class Store:
     def bulk_passage_texts(self, source: str | None = None) -> dict[str, str]:
         return bulk.passage_texts(self._c, source)
 
+    def bulk_lint(self, source: str | None = None):
+        """The linter's suggestions stored at import, per question and per passage (`bulk.stored_lint`)."""
+        return bulk.stored_lint(self._c, source)
+
     def bulk_assessments(self, source: str | None = None, annotator: str | None = None):
         """Every assessment as a pandas row (`annotator`: the imported ones and that annotator's)."""
         return bulk.assessments(self._c, source, annotator)
