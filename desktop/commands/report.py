@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from desktop.domain.words import count
+
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="difficulty and acceptability report: items.csv, figures, index.html",
@@ -46,12 +48,12 @@ def run(args) -> int:
     with Store.open(args.db, read_only=True) as store:
         summary = corpus_report(store, args.out, args.source, args.annotator)
     ev = summary["evaluated"]
-    print(f"{summary['items']} items, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
+    print(f"{count(summary['items'], 'item')}, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
           f"evaluated (continuous) n={ev['n']}"
           + (f" mean {ev['mean']:.2f} median {ev['median']:g} mode {mode_text(ev)}" if ev["n"] else ""))
     for colour, v in summary["colour_agreement"].items():
         print(f"{colour}: {v['recorded_tags']}/{v['items']} {v['expected']} from recorded tags, "
               f"{v['with_suggestions']}/{v['items']} with suggestions")
-    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv and {len(summary['figures'])} figures "
+    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv and {count(len(summary['figures']), 'figure')} "
           f"in {summary['seconds']:.1f} s")
     return 0

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from desktop.domain.words import count
+
+
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
 CHUNK = 256  # questions per store transaction: an interruption loses at most this much
 
@@ -72,11 +75,11 @@ class ScoreRun:
     in_sample: int = 0  # scored by a model that trained on them (no out-of-fold answer applied)
 
     def summary(self) -> str:
-        head = (f"{self.questions} questions, {self.already} already scored by {self.model_id}; "
+        head = (f"{count(self.questions, 'question')}, {self.already} already scored by {self.model_id}; "
                 f"{self.to_score} to score in {', '.join(self.formats)}")
         if self.cancelled:
             return f"{head}; cancelled after {self.scored} (kept: run again to go on)"
-        return f"{head}; scored {self.scored}, stored {self.stored} predictions"
+        return f"{head}; scored {self.scored}, stored {count(self.stored, 'prediction')}"
 
 
 def score_store(store, model, formats: list[str], source: str | None = None, items: list[str] | None = None,
@@ -178,7 +181,7 @@ def run(args) -> int:
         bar, last = [None], [0]
 
         def start(run):
-            print(f"{run.questions} questions, {run.already} already scored by {model.id}; "
+            print(f"{count(run.questions, 'question')}, {run.already} already scored by {model.id}; "
                   f"{run.to_score} to score in {', '.join(formats)}", file=sys.stderr)
 
         def progress(done, total):
@@ -189,7 +192,7 @@ def run(args) -> int:
 
         def chunk_done(run):
             if (bar[0] is None or isinstance(bar[0], _NoBar)) and not args.no_progress:
-                print(f"scored {run.scored}/{run.to_score} questions", file=sys.stderr, flush=True)
+                print(f"scored {run.scored}/{count(run.to_score, 'question')}", file=sys.stderr, flush=True)
 
         try:
             run = score_store(store, model, formats, source=args.source, rescore=args.rescore,
@@ -198,10 +201,11 @@ def run(args) -> int:
             if bar[0] is not None:
                 bar[0].close()
         if run.to_score:
-            print(f"stored {run.stored} predictions of {model.id}", file=sys.stderr)
+            print(f"stored {count(run.stored, 'prediction')} of {model.id}", file=sys.stderr)
         if run.in_sample:
             # edited copies of items the model trained on: no out-of-fold answer applies
-            print(f"note: {run.in_sample} questions are in-sample (the model trained on them before they were "
+            print(f"note: {count(run.in_sample, 'question')} {'is' if run.in_sample == 1 else 'are'} in-sample "
+                  "(the model trained on them before they were "
                   "edited); their rows say so (extra.in_sample) and the window shows it", file=sys.stderr)
     return 0
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from desktop.domain.changes import Change
 from desktop.domain.model import Assessment, Dataset, Question
+from desktop.domain.words import count
 from desktop.store.conflicts import NOT_GIVEN
 
 
@@ -57,19 +58,25 @@ def _pick(own, ref, name):
 class Backend:
     """The store as the window uses it; holds the annotator's name and a passage-text cache."""
 
-    def __init__(self, store, read_only_reason: str | None = None):
+    def __init__(self, store, read_only_reason: str | None = None, create_at: str | None = None):
         self.store = store
         self._texts: dict[str, str] = {}
         # why the window only reads (None: it writes); every edit is then refused by the store
         self.read_only_reason = read_only_reason or ("opened for reading" if store.read_only else None)
         self._nav = None
+        # a database not created yet: the window shows an empty one, and the file is made
+        # when something is first stored (`create_now`), not when the window merely opens
+        self.create_at = create_at
 
     @classmethod
-    def open(cls, path: str, annotator: str | None = None, read_only: bool = False) -> "Backend":
+    def open(cls, path: str, annotator: str | None = None, read_only: bool = False,
+             create_later: bool = False) -> "Backend":
         """The store for the window.  A database that cannot be written (read-only folder or
         mount, full disk) is opened for reading instead, with the reason in
         `read_only_reason`.  `read_only=True` (a screenshot) never writes, and a missing
-        database is shown as an empty one in memory rather than created."""
+        database is shown as an empty one in memory rather than created.  `create_later`
+        (`mcqlens gui`): a missing database is created when the first items are stored in it,
+        so a window opened only to open or create another one leaves no file behind."""
         import os
 
         from desktop.domain.errors import StoreError
@@ -78,6 +85,8 @@ class Backend:
             if not os.path.exists(path):
                 return cls(Store.memory(annotator), "nothing is written")
             return cls(Store.open(path, annotator=annotator, read_only=True))
+        if create_later and not os.path.lexists(path):
+            return cls(Store.memory(annotator), create_at=os.path.abspath(path))
         try:
             return cls(Store.open(path, annotator=annotator))
         except StoreError as exc:
@@ -95,7 +104,19 @@ class Backend:
 
     @property
     def path(self) -> str:
-        return self.store.path
+        return self.create_at or self.store.path
+
+    def create_now(self) -> bool:
+        """Create the database the window was opened on, if it is not there yet (before the
+        first write); True when it was created now."""
+        if self.create_at is None:
+            return False
+        from desktop.store import Store
+        store = Store.open(self.create_at, annotator=self.store.annotator)
+        self.store.close()
+        self.store, self.create_at, self._nav = store, None, None
+        self._texts.clear()
+        return True
 
     def close(self) -> None:
         self.store.close()
@@ -209,7 +230,7 @@ class Backend:
             for q in self.store.questions(ids[k:k + chunk], annotator=self.annotator):
                 out[q.id] = question_facts(q, self.annotator)
             if progress:
-                progress(f"facts of {min(k + chunk, len(ids))} of {len(ids)} items")
+                progress(f"facts of {min(k + chunk, len(ids))} of {count(len(ids), 'item')}")
         return out
 
     # ---- writing ----------------------------------------------------------------------------------
@@ -229,6 +250,7 @@ class Backend:
     def import_datasets(self, datasets: list[Dataset], file: str | None):
         """Store what a reader produced, predictions included, in ONE transaction: a bad
         record anywhere and nothing of the file is stored.  Returns the ImportResult."""
+        self.create_now()
         return self.store.import_datasets(datasets, file=file)
 
     def load_all(self) -> list[Dataset]:
@@ -248,7 +270,7 @@ def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Da
     datasets = formats.read(path, progress=progress)
     if progress:
         n = sum(1 for d in datasets for _ in d.questions())
-        progress(f"Read {n} questions; storing…")
+        progress(f"Read {count(n, 'question')}; storing…")
     return datasets
 
 

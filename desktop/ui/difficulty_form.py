@@ -16,19 +16,20 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain import difficulty as km
+from desktop.domain.words import points
 from desktop.ui import colors, guide
+from desktop.ui.fit_text import ElidingCombo
 from desktop.ui.steady import WrapLabel, opaque, reserve_lines, set_style, set_text, set_tooltip, set_visible
 
 NOT_ASSESSED = "— not assessed —"
 
 
-def _pts(p: float) -> str:
-    return f"{p:g} pt" + ("" if p == 1 else "s")
+_pts = points  # "1 pt", "2.5 pts"
 
 
 def _combo(chars: int = 10) -> QComboBox:
     # Category names are long: keep the form narrow and show them whole in the list and tooltip.
-    combo = QComboBox()
+    combo = ElidingCombo()  # a long category ends with “…”, whole in the tooltip
     combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(chars)
     combo.view().setTextElideMode(Qt.ElideNone)

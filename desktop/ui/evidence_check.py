@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from desktop.ui import colors
 from desktop.ui.steady import WrapLabel
 
+from desktop.domain.words import count
+
 ACCEPT_KEY, EDIT_KEY, REJECT_KEY = "F6", "F7", "F8"
 
 
@@ -45,7 +47,7 @@ class AgreementTally:
         if self.mean is None:
             return "agreement: no item with both your evidence and the model's yet" + (f" · {decided}" if decided else "")
         return (f"agreement with the model (ExpMRC evidence F1): <b>{100 * self.mean:.1f}</b> "
-                f"over {len(self.f1)} item(s)" + (f" · {decided}" if decided else ""))
+                f"over {count(len(self.f1), 'item')}" + (f" · {decided}" if decided else ""))
 
 
 class EvidenceCheck(QGroupBox):

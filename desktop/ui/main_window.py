@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import BASIS, Dataset, Passage
+from desktop.domain.words import count
 from desktop.ui import main_thread_gc
 from desktop.ui.backend import Backend, ItemState, question_facts
 from desktop.ui.comments_panel import CommentsPanel
@@ -38,6 +39,7 @@ from desktop.ui.deferred import WhenShown
 from desktop.ui.dialog_kit import system_path_chooser
 from desktop.ui.difficulty_form import DifficultyForm
 from desktop.ui.editing import Editing
+from desktop.ui.fit_text import ElidedLabel
 from desktop.ui.menu_edit import EditMenu
 from desktop.ui.menu_file import FileMenu
 from desktop.ui.menu_go import GoMenu
@@ -50,6 +52,7 @@ from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
 from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
+from desktop.ui.status_bar import MessageBar
 from desktop.ui.question_view import QuestionView
 from desktop.ui.workers import Runner
 
@@ -97,7 +100,6 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.watcher.start_from_now()
         from desktop.ui import accessibility
         accessibility.ensure(self)  # every control has a name and a description for screen readers
-        main_thread_gc.set_aside_startup()  # later collections skip the window's long-lived objects
 
     # ================================================================ layout
     def _build(self) -> None:
@@ -163,9 +165,11 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.pages.addWidget(work)
         self.setCentralWidget(self.pages)
 
-        self.save_label = QLabel("")
+        self.setStatusBar(MessageBar())  # messages in a label of their own, cut with "…" where they must be
+        self.save_label = ElidedLabel()  # what the last edit did: "✓ Saved: basis of B added"
+        self.save_label.setAccessibleName("Last edit")
         self.annotator_label = QLabel(f"annotator: <b>{html.escape(self.backend.annotator)}</b>")
-        self.database_label = QLabel()
+        self.database_label = ElidedLabel(mode=Qt.ElideMiddle)  # a long path keeps its file name
         self.database_label.setAccessibleName("Database")
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
@@ -178,7 +182,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         page = QWidget()
         lay = QVBoxLayout(page)
         lay.addStretch(1)
-        text = QLabel(
+        self.welcome_text = text = QLabel(
             "<h2>This database has no items yet</h2>"
             "<p>Bring RACE, EMBRACE or ExpMRC items in with <b>File → Import…</b> (Ctrl+O), "
             "or from a terminal:</p>"
@@ -187,6 +191,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             "<p>To look around first, load six demo questions written for MCQ Lens.</p>")
         text.setTextFormat(Qt.RichText)
         text.setAlignment(Qt.AlignCenter)
+        text.setWordWrap(True)
+        self.welcome_idle = text.text()
         lay.addWidget(text)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -199,6 +205,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         row.addWidget(imp)
         row.addWidget(demo)
         row.addStretch(1)
+        self.welcome_buttons = (imp, demo)
         lay.addLayout(row)
         lay.addStretch(2)
         return page
@@ -222,9 +229,10 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
     def _show_database(self) -> None:
         """The title bar names the database; the status bar says where it is."""
         where = self.database_where()
-        self.database_label.setText(f"database: {html.escape(where)}")
-        self.database_label.setToolTip(where)
-        self.database_label.setAccessibleDescription(f"The database file: {where}")
+        later = " (created when you import items)" if self.backend.create_at else ""
+        self.database_label.setText(f"database: {where}{later}")
+        self.database_label.setToolTip(where + later)
+        self.database_label.setAccessibleDescription(f"The database file: {where}{later}")
         self.setWindowFilePath(where if where != ":memory:" else "")
         self._set_title()
 
@@ -233,6 +241,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
 
     # ================================================================ items
     def reload_items(self, select: str | None = None) -> None:
+        self._show_database()  # the first import may just have created it
         nav = self.backend.navigation()
         if nav.is_empty():
             self.pages.setCurrentWidget(self.welcome)
@@ -257,6 +266,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
     def open_item(self, item_id: str) -> None:
         if item_id == self.current and self.state is not None:
             return
+        main_thread_gc.busy()  # a collection of the older objects waits for a pause in the moves
         self.flush()
         try:
             state = self.backend.load(item_id)
@@ -285,7 +295,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         owner = ""
         if st.inherited:
             who = st.reference.annotator if st.reference else "imported"
-            owner = (f"{len(st.inherited)} value(s) shown from the assessment of “{who}”; "
+            owner = (f"{count(len(st.inherited), 'value')} shown from the assessment of “{who}”; "
                      "choosing a value records your own.")
         self.difficulty.set_values(st.values, owner)
         from desktop.domain import difficulty as km
@@ -304,6 +314,16 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         # asked for runs first and the re-layout after it paints the moved parts a second time.
         QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
+
+    def welcome_busy(self, what: str | None) -> None:
+        """The empty page while a file is read: one line on what is happening, under the
+        progress dialog, instead of the instructions half hidden by it (None: back to them)."""
+        if what:
+            self.welcome_text.setText(f"<h2>{html.escape(what)}</h2>")
+        else:
+            self.welcome_text.setText(self.welcome_idle)
+        for button in self.welcome_buttons:
+            button.setVisible(not what)
 
     def _show_problems(self, st: ItemState) -> None:
         from desktop.ui.suggestions import pending
@@ -341,6 +361,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.last_error = text
         self.statusBar().showMessage(text, 15000)
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setTextInteractionFlags(Qt.TextSelectableByMouse)  # a path in it can be copied
         box.setAttribute(Qt.WA_DeleteOnClose)
         box.open()  # not exec(): the window keeps running (and tests are not blocked)
 
@@ -365,6 +386,9 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.close_reports()
         self.stop_scoring()
         super().closeEvent(event)
+        # a closed window reads nothing more: its list would ask the database for rows whenever
+        # Qt re-lays it out (a style change does), and the database may be closed next
+        self.navigator.unbind()
         if self.owns_backend:
             self.backend.close()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -30,8 +30,12 @@ from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.scoring_worker import ScoringWorker
 from desktop.ui.whatif import WhatIfBox
 from desktop.ui.steady import WrapLabel
+from desktop.ui.fit_text import ElidingCombo
 
-FORMAT_HEX = {ms.SHORTCUT: "#9FB3C8", ms.STANDARD: "#1F4E79"}
+def format_hex(fmt: str) -> str:
+    """The bars' colour of an input format, in the theme (3:1 against their track)."""
+    t = colors.theme()
+    return t.bar_shortcut if fmt == ms.SHORTCUT else t.bar_standard
 
 
 class ModelPanel(QWidget):
@@ -105,7 +109,7 @@ class ModelPanel(QWidget):
             self.suggest.hide()
             return
         self.bars.show()
-        series = [Series(ms.NOTATION[f], FORMAT_HEX[f], view.formats[f].probabilities, view.formats[f].predicted)
+        series = [Series(ms.NOTATION[f], format_hex(f), view.formats[f].probabilities, view.formats[f].predicted)
                   for f in ms.FORMATS if f in view.formats]
         self.bars.set_data(n_alternatives, key, series)
         parts = []
@@ -221,7 +225,7 @@ class ModelReview(QObject):
     def _order_box(self) -> None:
         """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
         nav = self.window.navigator
-        box = QComboBox()
+        box = ElidingCombo()
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
         box.setAccessibleName("Order of the items")
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "

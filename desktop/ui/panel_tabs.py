@@ -7,7 +7,7 @@ it holds (`QTabWidget` answers each layout request with a full update).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QTabWidget, QWidget
 
@@ -15,12 +15,23 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QTabWidget, QWidget
 class PageScroll(QScrollArea):
     """Scrolls its page up and down, never sideways: it is at least as wide as the page needs."""
 
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._bar = self._bar_width()
+
+    def _bar_width(self) -> int:
+        return self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.StyleChange:  # asked here, not during the layout: the old style may be gone
+            self._bar = self._bar_width()
+        super().changeEvent(event)
+
     def minimumSizeHint(self):  # noqa: N802 - Qt's name
         hint = super().minimumSizeHint()
         page = self.widget()
         if page is not None:
-            bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent, None, self)
-            hint.setWidth(max(hint.width(), page.minimumSizeHint().width() + bar + 2 * self.frameWidth()))
+            hint.setWidth(max(hint.width(), page.minimumSizeHint().width() + self._bar + 2 * self.frameWidth()))
         return hint
 
 

@@ -20,6 +20,7 @@ from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
 from desktop.ui.steady import WrapLabel
+from desktop.ui.fit_text import ElidingCombo
 
 _KEY = Qt.UserRole + 1  # (type, element) of a tag item
 _ELEMENT_NAMES = {
@@ -137,7 +138,7 @@ class ProblemsPanel(QWidget):
         self.acceptability.setWordWrap(True)
         layout.addWidget(self.acceptability)
         form = QFormLayout()
-        self.text_format = QComboBox()
+        self.text_format = ElidingCombo()
         self.text_format.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.text_format.setObjectName("text_format")
         self.text_format.setToolTip("Continuous, partly continuous, non-continuous or mixed. "
@@ -148,7 +149,7 @@ class ProblemsPanel(QWidget):
             self.text_format.addItem(f, f)
         self.multiple_texts = QCheckBox("multiple-member text")
         self.multiple_texts.setToolTip("The passage is made of independent member texts (reviews, letters, ads)")
-        self.unit_type = QComboBox()
+        self.unit_type = ElidingCombo()
         self.unit_type.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.unit_type.setObjectName("unit_type")
         self.unit_type.setToolTip("Is the question about the content, the text's structure or its vocabulary? "
