@@ -375,7 +375,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             return
         self._shared_out = True
         w = max(self.width() - 12, 900)
-        nav, tabs = int(w * 0.2), int(w * 0.27)
+        nav, tabs = int(w * 0.22), int(w * 0.27)  # the navigator: two filter boxes a row, their names whole
         self.work.setSizes([nav, w - nav - tabs, tabs])
 
     def closeEvent(self, event):
