@@ -124,7 +124,7 @@ class DifficultyForm(QWidget):
         label = WrapLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
                        f" {km.NAMES[var].lower()}")
         label.setWordWrap(True)
-        label.setMaximumWidth(130)
+        label.setMaximumWidth(118)  # the names wrap: the boxes keep the room for their categories
         label.setToolTip(f"{km.NAMES[var]}: click for its categories and points. {guide.reference(var)}")
         label.linkActivated.connect(self.guideRequested.emit)
         self.form.addRow(label, line)

@@ -49,7 +49,7 @@ class QuestionView(QWidget):
         outer.addWidget(self.stem)
         # One rich-text label for all alternatives: a single height-for-width label lays out
         # reliably (a grid of wrapped labels kept stale row heights), and restyling is free.
-        self.alternatives = WrapLabel()
+        self.alternatives = WrapLabel(extra_width=56)  # the table's letter column and cell spacing
         self.alternatives.setWordWrap(True)
         self.alternatives.setTextFormat(Qt.RichText)
         self.alternatives.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.LinksAccessibleByMouse)

@@ -8,7 +8,11 @@ show the same text from one item to the next, so the cheapest change is none.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent
+import html
+import re
+
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import Qt as GuiQt  # mightBeRichText lives in QtGui's Qt namespace
 from PySide6.QtWidgets import QLabel, QWidget
 
 
@@ -57,19 +61,51 @@ class WrapLabel(QLabel):
     re-layout, for every wrapped label, changed or not: most of a move's text layout.  The
     answer changes only with the text, the font or the style."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None):
+    # more room than the plain text's words need: bold and larger runs of rich text are wider
+    _RICH = 1.2
+
+    def __init__(self, text: str = "", parent: QWidget | None = None, extra_width: int = 0):
         super().__init__(text, parent)
         self.setWordWrap(True)
+        self.extra_width = extra_width  # what the text's layout adds beside its words (a table's first column)
         self._heights: dict[int, int] = {}
+        self._hints: tuple[QSize, QSize] | None = None
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         if text != self.text():
-            self._heights.clear()
+            self._forget()
             super().setText(text)
 
     def setTextFormat(self, fmt) -> None:  # noqa: N802 - Qt's name
-        self._heights.clear()
+        self._forget()
         super().setTextFormat(fmt)
+
+    def _forget(self) -> None:
+        self._heights.clear()
+        self._hints = None
+
+    def _size_hints(self) -> tuple[QSize, QSize]:
+        """(minimum, preferred) from the words' widths: QLabel lays a wrapped rich text out at
+        width 0 (a word a line), at full width and at a "golden" width to find them, each time
+        its text changes; its widest word and one line are what a layout needs of it."""
+        if self._hints is None:
+            fm = self.fontMetrics()
+            m = self.contentsMargins()
+            pad = m.left() + m.right() + 2 * self.margin() + self.extra_width + 2
+            words = _plain(self.text()).split()
+            scale = self._RICH if self.textFormat() != Qt.PlainText and _rich(self.text()) else 1.0
+            widest = int(max((fm.horizontalAdvance(w) for w in words), default=0) * scale) + pad
+            line = fm.lineSpacing() + m.top() + m.bottom() + 2 * self.margin()
+            one_line = int(fm.horizontalAdvance(" ".join(words)) * scale) + pad
+            width = min(max(widest, min(one_line, 360)), self.maximumWidth())
+            self._hints = (QSize(widest, line), QSize(width, self.heightForWidth(width)))
+        return self._hints
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._size_hints()[0]
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._size_hints()[1]
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
         height = self._heights.get(width)
@@ -81,5 +117,19 @@ class WrapLabel(QLabel):
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if event.type() in (QEvent.FontChange, QEvent.StyleChange, QEvent.ContentsRectChange):
-            self._heights.clear()
+            self._forget()
         super().changeEvent(event)
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _rich(text: str) -> bool:
+    return GuiQt.mightBeRichText(text)
+
+
+def _plain(text: str) -> str:
+    """The words of a label's text, markup left out (enough to measure them)."""
+    if not GuiQt.mightBeRichText(text):
+        return text
+    return html.unescape(_TAG.sub(" ", text.replace("<br>", " ")))
