@@ -52,8 +52,8 @@ from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
 from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
-from desktop.ui.status_bar import MessageBar
 from desktop.ui.question_view import QuestionView
+from desktop.ui.status_bar import MessageBar
 from desktop.ui.workers import Runner
 
 
