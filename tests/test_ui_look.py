@@ -223,6 +223,7 @@ def test_every_text_pair_reaches_4_5_to_1(qtbot, tmp_path, monkeypatch, palette,
         assert not low, (tab, low)
     assert seen > 100  # the walk saw the window's texts, not nothing
     # what other items show: linter suggestions (the found stretch marked), the eligibility banners
+    window.tabs.setCurrentWidget(window.problems)  # the panel is filled while it shows
     for item in [r.item_id for r in window.backend.items()]:
         window.go_to(item)
         if window.problems.suggestion_rows:
@@ -258,6 +259,7 @@ def test_every_control_has_an_accessible_name_and_description(qtbot, tmp_path, m
         missing = accessibility.missing(window)
         assert missing == [], (tab, "\n".join(missing))
     # an item with the surface linter's suggestions: their Accept / Dismiss buttons are made per item
+    window.tabs.setCurrentWidget(window.problems)  # the panel is filled while it shows
     for item in [r.item_id for r in window.backend.items()]:
         window.go_to(item)
         if window.problems.suggestion_rows:
@@ -321,7 +323,7 @@ def test_status_bar_speaks_the_annotators_words(qtbot, tmp_path, monkeypatch):
     window.redo()
     assert re.sub("<[^>]+>", "", window.save_label.text()) == "✓ Redone: basis of B added"
     window.difficulty.choose("pod", "none")
-    assert "POD set to there is no distracting information in the text (1 pts)" in window.save_label.text()
+    assert "POD set to there is no distracting information in the text (1 pt)" in window.save_label.text()
     span = next(s for s in window.state.question.spans if s.role == BASIS and s.annotator == "anna")
     window.edit("span.remove", {"id": span.id})
     assert re.sub("<[^>]+>", "", window.save_label.text()) == "✓ Saved: basis of B removed"
@@ -463,4 +465,80 @@ def test_1366x768_wraps_or_scrolls_and_cuts_no_text(qtbot, tmp_path, monkeypatch
     assert pod.view().minimumWidth() >= widest
     i = pod.findData("two_same_paragraph")
     assert pod.itemData(i, Qt.ToolTipRole) == km.SCALES["pod"]["two_same_paragraph"][0]
+    _close(window)
+
+
+# ---- nothing cut unseen, nothing jumping -----------------------------------------------------------
+def _cut(window: MainWindow) -> list[tuple[str, str]]:
+    """Every label and combo box on screen whose text is cut without "…" and a tooltip holding it."""
+    from PySide6.QtWidgets import QComboBox
+
+    from desktop.ui.fit_text import fits
+    out = []
+    for w in [*window.findChildren(QLabel), *window.findChildren(QComboBox)]:
+        if w.isVisibleTo(window) and w.width() > 0:
+            ok, text = fits(w)
+            if not ok:
+                out.append((type(w).__name__, text[:60]))
+    return out
+
+
+@pytest.mark.parametrize("which", ["light", "dark"])
+def test_1366x768_every_label_and_box_shows_its_text_or_elides_it_with_a_tooltip(qtbot, tmp_path, monkeypatch,
+                                                                                 palette, which):
+    palette(colors.light_palette() if which == "light" else colors.dark_palette())
+    window = _window(qtbot, tmp_path, monkeypatch, size=(1366, 768))
+    # the longest texts the form and the filters show: a combined TOM pair, two distractors, POD's longest
+    window.difficulty.set_values({"tom": "llti_llti", "npar": "1", "pod": "two_same_paragraph", "toc": "none"})
+    window.navigator.filters["acceptability"].setCurrentIndex(window.navigator.filters["acceptability"].count() - 1)
+    cut = []
+    for tab in _all_tabs(window):
+        QApplication.processEvents()
+        cut += [(tab, *c) for c in _cut(window)]
+    # a selected span: what it is, before Remove (Del)
+    span = next(s for s in window.state.question.spans if s.id is not None)
+    window.passage.select_span(span.id)
+    QApplication.processEvents()
+    assert window.span_info.full_text().startswith("selected: ")
+    cut += [("span selected", *c) for c in _cut(window)]
+    # a long status message beside the save mark: cut with "…", never over it
+    window.tell("Score all: " + "the longest message a status bar shows, " * 6 + "run again to go on")
+    window.edit("difficulty.pod", "none")
+    QApplication.processEvents()
+    message, mark = window.statusBar().message, window.save_label
+    assert message.geometry().right() < mark.geometry().left()
+    assert message.elided() and message.full_text() in message.toolTip()
+    cut += [("status bar", *c) for c in _cut(window)]
+    assert not cut, cut
+    _close(window)
+
+
+def test_marking_an_item_done_moves_nothing(qtbot, tmp_path, monkeypatch):
+    window = _window(qtbot, tmp_path, monkeypatch, size=(1366, 768))
+    QApplication.processEvents()
+    before = (window.navigator.width(), window.passage.width(), window.tabs.width())
+    window.comments._status_buttons["done"].click()
+    QApplication.processEvents()
+    QApplication.processEvents()
+    assert window.state.status == "done"
+    assert (window.navigator.width(), window.passage.width(), window.tabs.width()) == before
+    window.undo()
+    QApplication.processEvents()
+    assert (window.navigator.width(), window.passage.width(), window.tabs.width()) == before
+    _close(window)
+
+
+@pytest.mark.parametrize("which", list(PALETTES))
+def test_probability_bars_stand_out_from_their_track(qtbot, tmp_path, monkeypatch, palette, which):
+    """Non-text contrast (WCAG 1.4.11): each bar at least 3:1 against the empty track it fills."""
+    palette(PALETTES[which]())
+    t = colors.theme()
+    low = [(what, c, b, round(colors.contrast(c, b), 2)) for what, c, b in t.graphics() if colors.contrast(c, b) < 3]
+    assert not low, low
+    assert colors.contrast(t.bar_shortcut, t.bar_standard) >= 1.5  # the two models' bars tell apart too
+    window = _window(qtbot, tmp_path, monkeypatch)
+    bars = window.model_review.panel.bars
+    assert len(bars.series) == 2  # the tiny model scored both formats
+    for s in bars.series:
+        assert colors.contrast(s.color, t.track) >= 3, (s.label, s.color, t.track)
     _close(window)

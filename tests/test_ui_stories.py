@@ -259,7 +259,7 @@ def test_merge_conflicts_are_listed_and_kept_as_the_cli_keeps_them(qtbot, tmp_pa
     dialog.path.set_path(str(theirs_db))
     before = _basis_b(window.backend.store, "0_1")
     qtbot.mouseClick(dialog.preview_button, Qt.LeftButton)  # a dry run writes nothing
-    assert dialog.summary.text().startswith("Preview: would add 0 items and 1 annotations")
+    assert dialog.summary.text().startswith("Preview: would add 0 items and 1 annotation;")
     assert len(dialog.conflicts()) == 1
     assert _basis_b(window.backend.store, "0_1") == before
     qtbot.mouseClick(dialog.merge_button, Qt.LeftButton)
@@ -448,4 +448,65 @@ def test_merge_a_colleagues_export_file_under_their_name(qtbot, tmp_path, settin
         assert layers(window.backend.store) == layers(cli_store)
     assert ("bob", BASIS, 2, 137, 206) in layers(window.backend.store)
     dialog.close()
+    window.close()
+
+
+def test_report_proposes_a_folder_that_exists_and_says_where_it_is_when_no_browser_opens_it(qtbot, tmp_path,
+                                                                                           settings):
+    db = tmp_path / "annotations.db"
+    with Store.open(str(db)) as store:
+        store.import_datasets(_green(), file=str(GREEN))
+    window = _open(qtbot, db, settings)
+    proposed = []
+
+    def cancel(parent, title, mode, start, name_filter):  # the user looks at the folder offered, then cancels
+        proposed.append((start, os.path.isdir(start)))
+        return None
+    window.path_chooser = cancel
+    window.report_action.trigger()
+    assert proposed == [(str(tmp_path / "report"), True)]  # a folder the dialog can choose as it stands
+    assert not (tmp_path / "report").exists()  # cancelled: the empty folder made for it is gone again
+    # chosen, written, and no program opens .html files here: the window says where the report is
+    window.open_url = lambda url: False
+    window.path_chooser = lambda parent, title, mode, start, name_filter: start
+    window.report_action.trigger()
+    index = tmp_path / "report" / "index.html"
+    qtbot.waitUntil(lambda: str(index) in window.last_error, timeout=60000)
+    assert index.is_file() and "no web browser could open it" in window.last_error
+    window.close()
+
+
+def test_gui_creates_its_database_only_when_items_are_stored_in_it(qtbot, tmp_path, settings, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    default = tmp_path / "annotations.db"
+    # `mcqlens gui` in a folder without a database, then File → New database… elsewhere
+    window = MainWindow(Backend.open("annotations.db", annotator="anna", create_later=True), settings=settings,
+                        facts=False)
+    qtbot.addWidget(window)
+    window.show()
+    assert window.pages.currentWidget() is window.welcome and "created when you import" in \
+        window.database_label.full_text()
+    _choose(window, tmp_path / "elsewhere" / "review.db")
+    (tmp_path / "elsewhere").mkdir()
+    window.new_database_action.trigger()
+    window = _replacement(qtbot, window)
+    assert (tmp_path / "elsewhere" / "review.db").is_file()
+    assert not default.exists()  # nothing left behind in the start folder
+    window.close()
+    # the same start, then an import: now it is made, with the items in it
+    window = MainWindow(Backend.open("annotations.db", annotator="anna", create_later=True), settings=settings,
+                        facts=False)
+    window.owns_backend = True
+    qtbot.addWidget(window)
+    window.show()
+    assert not default.exists()
+    _choose(window, GREEN)
+    _menu_action(window.file_menu, "&Import…").trigger()
+    assert window.welcome_text.text().startswith("<h2>Importing ")  # not the instructions, half hidden
+    qtbot.waitUntil(lambda: not window.importing, timeout=60000)
+    assert default.is_file() and window.pages.currentWidget() is window.work
+    n_green = sum(1 for d in formats.read(str(GREEN)) for _ in d.questions())
+    with Store.open(str(default), read_only=True) as store:
+        assert len(store.items()) == n_green
+    assert "created when you import" not in window.database_label.full_text()
     window.close()

@@ -119,6 +119,7 @@ def test_annotator_story_survives_close_and_reopen(qtbot, tmp_path):
     assert "Total difficulty: 16" in form.total.text()
 
     # --- a problem tag, a comment typed then left by moving to the next item, answerability
+    window.tabs.setCurrentWidget(window.problems)
     window.problems.set_checked("punctuation_errors", "question", True)
     assert window.problems.acceptability.text().startswith("<b>mainly acceptable</b>")
     window.tabs.setCurrentWidget(window.comments)

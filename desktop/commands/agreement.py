@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from desktop.domain.words import count
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -110,7 +112,7 @@ def run(args) -> int:
         raise StoreError(f"cannot write {out}: {exc.strerror or exc}") from exc
     o = report["overall"]
     ev = o["evidence_f1"]
-    print(f"{o['items']} items with at least two annotators; evidence F1 "
-          f"{'—' if ev['value'] is None else format(ev['value'], '.1f')} over {ev['items']} items; "
+    print(f"{count(o['items'], 'item')} with at least two annotators; evidence F1 "
+          f"{'—' if ev['value'] is None else format(ev['value'], '.1f')} over {count(ev['items'], 'item')}; "
           f"wrote {out / 'agreement.json'} and {out / 'agreement.html'}")
     return 0

@@ -15,6 +15,9 @@ import json
 import sys
 from pathlib import Path
 
+from desktop.domain.words import count
+
+
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
 
 
@@ -98,5 +101,5 @@ def run_predict(args) -> int:
         raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
     finally:
         tmp.unlink(missing_ok=True)
-    print(f"wrote {len(preds)} predictions to {out}", file=sys.stderr)
+    print(f"wrote {count(len(preds), 'prediction')} to {out}", file=sys.stderr)
     return 0

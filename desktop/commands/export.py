@@ -13,6 +13,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.domain.words import count
+
+
 KINDS = ("embrace", "expmrc", "race", "csv", "predictions")
 
 # Which layer is written: said by `mcqlens export --help` and the window's export dialog alike.
@@ -58,7 +61,7 @@ class ExportResult:
     renamed: list = field(default_factory=list)  # (passage id, file name) where an id is no safe file name
 
     def summary(self) -> str:
-        return f"{self.out}: {self.questions} questions from {self.files} file(s) as {self.kind}"
+        return f"{self.out}: {count(self.questions, 'question')} from {count(self.files, 'file')} as {self.kind}"
 
 
 def run(args) -> int:

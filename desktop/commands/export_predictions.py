@@ -14,6 +14,8 @@ from pathlib import Path
 
 from inference.prediction_table import COLUMNS
 
+from desktop.domain.words import count
+
 
 def export_predictions(store, out_path, force: bool = False, source: str | None = None) -> tuple[int, int]:
     """Write the table to `out_path`; returns (rows written, questions with a row).
@@ -57,5 +59,5 @@ def run(args) -> int:
 
     with Store.open(args.db, read_only=True) as store:
         n_rows, n_items = export_predictions(store, args.output, force=args.force, source=args.source)
-    print(f"{args.output}: {n_rows} predictions of {n_items} questions")
+    print(f"{args.output}: {count(n_rows, 'prediction')} of {count(n_items, 'question')}")
     return 0

@@ -35,6 +35,7 @@ from desktop.domain.adjudication import jsonable as _jsonable
 from desktop.domain.adjudication import span_value as _span_value
 from desktop.domain.changes import Change
 from desktop.domain.model import BASIS, DEFAULT_ANNOTATOR, Dataset, Question
+from desktop.domain.words import count
 
 
 @dataclass
@@ -382,8 +383,9 @@ def merge_file(store, other: str, annotator: str | None = None, label: str | Non
 
 def summary(plan: MergePlan, dry_run: bool = False) -> str:
     verb = "would add" if dry_run else "added"
-    return (f"{verb} {len(plan.new_items)} items and {len(plan.changes)} annotations; "
-            f"{plan.unchanged_layers} layers already present; {len(plan.conflicts)} conflicts kept side by side")
+    return (f"{verb} {count(len(plan.new_items), 'item')} and {count(len(plan.changes), 'annotation')}; "
+            f"{count(plan.unchanged_layers, 'layer')} already present; {count(len(plan.conflicts), 'conflict')} "
+            "kept side by side")
 
 
 def run(args) -> int:

@@ -17,6 +17,7 @@ import argparse
 from decimal import Decimal, InvalidOperation
 
 from desktop.domain.errors import InputError, McqLensError
+from desktop.domain.words import count
 
 DEFAULT_CS = "0,0.1,...,1"
 
@@ -139,7 +140,7 @@ def make(args) -> int:
     n = write_race(copies, args.output)
     unanswerable = sum(q.answerability == "unanswerable" for p in copies[0] for q in p.questions)
     total = sum(len(p.questions) for p in copies[0])
-    print(f"wrote {n} questions ({len(copies)} replica(s)) to {args.output}; "
+    print(f"wrote {count(n, 'question')} ({count(len(copies), 'replica')}) to {args.output}; "
           f"first copy: {unanswerable} of {total} unanswerable (C = {args.c})")
     return 0
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from desktop.domain.words import count
+
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="difficulty and acceptability report: items.csv, figures, index.html",
@@ -47,7 +49,7 @@ def run(args) -> int:
     with Store.open(args.db, read_only=True) as store:
         summary = corpus_report(store, args.out, args.source, args.annotator)
     ev = summary["evaluated"]
-    print(f"{summary['items']} items, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
+    print(f"{count(summary['items'], 'item')}, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
           f"evaluated (continuous) n={ev['n']}"
           + (f" mean {ev['mean']:.2f} median {ev['median']:g} mode {mode_text(ev)}" if ev["n"] else ""))
     for colour, v in summary["colour_agreement"].items():
@@ -57,6 +59,6 @@ def run(args) -> int:
     if g["model"]:
         print(f"give-aways: {g['flagged']} of {g['scored']} items scored by {g['model']} have shortcut N < 2, "
               f"{g['explained']} explained; " + ", ".join(f"{k} {n}" for k, n in g["kinds"].items()))
-    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv, giveaways.html and {len(summary['figures'])} figures "
+    print(f"wrote {os.path.join(args.out, 'index.html')}, items.csv, giveaways.html and {count(len(summary['figures']), 'figure')} "
           f"in {summary['seconds']:.1f} s")
     return 0

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from desktop.domain.words import count
+
+
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
 CHUNK = 256  # questions per store transaction: an interruption loses at most this much
 
@@ -71,11 +74,11 @@ class ScoreRun:
     cancelled: bool = False
 
     def summary(self) -> str:
-        head = (f"{self.questions} questions, {self.already} already scored by {self.model_id}; "
+        head = (f"{count(self.questions, 'question')}, {self.already} already scored by {self.model_id}; "
                 f"{self.to_score} to score in {', '.join(self.formats)}")
         if self.cancelled:
             return f"{head}; cancelled after {self.scored} (kept: run again to go on)"
-        return f"{head}; scored {self.scored}, stored {self.stored} predictions"
+        return f"{head}; scored {self.scored}, stored {count(self.stored, 'prediction')}"
 
 
 def score_store(store, model, formats: list[str], source: str | None = None, items: list[str] | None = None,
@@ -176,7 +179,7 @@ def run(args) -> int:
 
     with Store.open(args.db, create=False) as store:
         def start(run):
-            print(f"{run.questions} questions, {run.already} already scored by {model.id}; "
+            print(f"{count(run.questions, 'question')}, {run.already} already scored by {model.id}; "
                   f"{run.to_score} to score in {', '.join(formats)}", file=sys.stderr)
 
         # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
@@ -184,7 +187,7 @@ def run(args) -> int:
             run = score_store(store, model, formats, source=args.source, rescore=args.rescore,
                               progress=progress, on_start=start)
         if run.to_score:
-            print(f"stored {run.stored} predictions of {model.id}", file=sys.stderr)
+            print(f"stored {count(run.stored, 'prediction')} of {model.id}", file=sys.stderr)
     return 0
 
 

@@ -5,6 +5,7 @@ from html import escape
 from typing import Any
 
 from desktop.domain.difficulty import NAMES
+from desktop.domain.words import count
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
@@ -62,7 +63,7 @@ def _overall(o: dict) -> str:
 def _items(rows: list[dict], limit: int) -> str:
     cols = [("evidence_f1", "evidence F1"), ("basis_f1", "basis F1"), ("difficulty_agreement", "difficulty"),
             ("tag_agreement", "tags"), ("acceptability_agreement", "acceptability")]
-    out = [f"<h2>Items, lowest agreement first</h2><p class=note>{len(rows)} items with at least two "
+    out = [f"<h2>Items, lowest agreement first</h2><p class=note>{count(len(rows), 'item')} with at least two "
            f"annotators; the first {min(limit, len(rows))} shown (all of them are in agreement.json). "
            "Percentages; the item's agreement is the mean of the measures it has.</p>",
            "<table><tr><th>item</th><th>source</th><th>agreement</th>"

@@ -23,7 +23,7 @@ from desktop.domain import difficulty as D
 from desktop.domain import resolve
 from desktop.domain import surface_lint as L
 from desktop.domain import typology as T
-from desktop.domain.model import DEFAULT_ANNOTATOR, HUMAN, IMPORTED, Assessment, Dataset
+from desktop.domain.model import DEFAULT_ANNOTATOR, HUMAN, IMPORTED, MODEL, Assessment, Dataset
 
 NOT_REVIEWED = "not reviewed"
 CLASSES = (*T.ACCEPTABILITY, NOT_REVIEWED)
@@ -65,6 +65,9 @@ class Tables:
     time_on_item: dict[str, float] | None = None
     shortcut: list = field(default_factory=list)
     explanations: list = field(default_factory=list)
+    # the linter's suggestions stored at import ({question id: JSON}, {passage id: JSON}; None:
+    # not stored by the current rules): `_suggested` runs the linter only where there are none
+    lint: tuple[dict, dict] | None = None
 
 
 def tables_from_store(store, source: str | None = None, annotator: str | None = None) -> Tables:
@@ -81,7 +84,7 @@ def tables_from_store(store, source: str | None = None, annotator: str | None = 
                   assessments=store.bulk_assessments(source, annotator),
                   problems=store.bulk_problems(source, annotator),
                   bases=store.bulk_spans("basis", source, annotator), time_on_item=times,
-                  shortcut=shortcut, explanations=explanations)
+                  shortcut=shortcut, explanations=explanations, lint=store.bulk_lint(source))
 
 
 def tables_from_datasets(datasets: list[Dataset]) -> Tables:
@@ -146,7 +149,7 @@ def build(tables: Tables, suggestions: bool = True) -> Corpus:
 
     recorded = _recorded(it, tables.problems)
     if suggestions:
-        suggested, text_suggested = _suggested(it, tables.texts)
+        suggested, text_suggested = _suggested(it, tables.texts, tables.lint)
     else:
         suggested = pd.DataFrame(columns=TAG_COLUMNS + ["pos", "seq"])
         text_suggested = pd.DataFrame(columns=["passage_id", *TAG_COLUMNS[1:], "seq"])
@@ -203,19 +206,31 @@ def _recorded(it, problems):
     return out[TAG_COLUMNS + ["pos", "part", "seq"]].reset_index(drop=True)
 
 
-def _suggested(it, texts: dict[str, str]):
-    """The surface linter's suggestions: (per item: stems and alternatives, per passage: text)."""
+def _suggested(it, texts: dict[str, str], lint: tuple[dict, dict] | None = None):
+    """The surface linter's suggestions: (per item: stems and alternatives, per passage: text),
+    read from what the store keeps (`lint`) where it has them, found by the linter elsewhere."""
     import pandas as pd
+
+    from desktop.store.lint_facts import decode
+    item_lint, passage_lint = lint if lint is not None else ({}, {})
     rows, text_rows = [], []
     for pid in dict.fromkeys(it["passage_id"]):
-        for seq, t in enumerate(L.detect_text(texts.get(pid, ""))):
-            text_rows.append((pid, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, seq))
+        stored = passage_lint.get(pid)
+        found = decode(stored) if stored is not None else _tag_rows(L.detect_text(texts.get(pid, "")))
+        for seq, (element, typ, note, alternative, start, end) in enumerate(found):
+            text_rows.append((pid, element, typ, note, MODEL, alternative, start, end, seq))
     for pos, item_id, pid, stem, alts in zip(it["pos"], it["item_id"], it["passage_id"], it["stem"],
                                              it["alternatives"]):
-        for seq, t in enumerate(L.detect_item(_Q(stem, alts), texts.get(pid, ""))):
-            rows.append((item_id, t.element, t.type, t.note, t.origin, t.alternative, t.start, t.end, pos, seq))
+        stored = item_lint.get(item_id)
+        found = decode(stored) if stored is not None else _tag_rows(L.detect_item(_Q(stem, alts), texts.get(pid, "")))
+        for seq, (element, typ, note, alternative, start, end) in enumerate(found):
+            rows.append((item_id, element, typ, note, MODEL, alternative, start, end, pos, seq))
     return (pd.DataFrame(rows, columns=TAG_COLUMNS + ["pos", "seq"]),
             pd.DataFrame(text_rows, columns=["passage_id", *TAG_COLUMNS[1:], "seq"]))
+
+
+def _tag_rows(tags) -> list[tuple]:
+    return [(t.element, t.type, t.note, t.alternative, t.start, t.end) for t in tags]
 
 
 def _tier_rank(types):

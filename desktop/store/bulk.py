@@ -64,6 +64,20 @@ def passage_texts(c: Connection, source: str | None = None) -> dict[str, str]:
                          f"questions q JOIN datasets d ON d.id = q.dataset_id {where})", params))
 
 
+def stored_lint(c: Connection, source: str | None = None) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """The linter's stored suggestions ({question id: JSON}, {passage id: JSON}, see
+    `lint_facts`) of `source`'s items and their passages; None where they were not found
+    by the current rules (to be computed by the reader)."""
+    from .lint_facts import fresh_sql, rules_version
+    where, params = _filters(source, None)
+    version = rules_version()
+    items = dict(_rows(c, f"SELECT q.id, {fresh_sql('q')} FROM questions q JOIN datasets d ON d.id = q.dataset_id "
+                          f"{where}", [version, *params]))
+    passages = dict(_rows(c, f"SELECT p.id, {fresh_sql('p')} FROM passages p WHERE p.id IN (SELECT q.passage_id "
+                             f"FROM questions q JOIN datasets d ON d.id = q.dataset_id {where})", [version, *params]))
+    return items, passages
+
+
 def assessments(c: Connection, source: str | None = None, annotator: str | None = None):
     """Every assessment, oldest first: item_id, annotator, origin, values (dict), text_format,
     multiple_texts (bool or None), unit_type."""

@@ -339,6 +339,7 @@ def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file:
         writer.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
         writer.finish()
     write_annotations(conn, plan, result)
+    store_lint(conn, plan, per_dataset)
 
 
 class DatasetRows:
@@ -421,6 +422,16 @@ def write_annotations(conn, plan: _Plan, result: ImportResult) -> None:
     result.problems += len(plan.problems)
     result.comments += len(plan.comments)
     result.predictions += len(plan.predictions)
+
+
+def store_lint(conn, plan: _Plan, per_dataset: list[list]) -> None:
+    """The linter's suggestions of the passages and questions just inserted (lint_facts.py)."""
+    from . import lint_facts
+    new_questions = {r[0] for _, _, rows in per_dataset for r in rows}
+    questions = [(q.id, q.stem, list(q.alternatives), p.text)
+                 for dataset, _, _ in per_dataset for p in dataset.passages for q in p.questions
+                 if q.id in new_questions]
+    lint_facts.store_new(conn, [(r[0], r[1]) for r in plan.passages], questions)
 
 
 def write_predictions(conn, dataset: Dataset, file: str) -> int:

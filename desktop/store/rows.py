@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.domain.words import count
+
 
 @dataclass
 class ItemRow:
@@ -97,12 +99,12 @@ class ImportResult:
         if self.already_imported:
             return f"{self.file}: already imported, nothing added"
         if not self.changed:
-            return f"{self.file}: nothing new ({self.unchanged_questions} questions already stored)"
-        parts = [f"{self.passages} passages", f"{self.questions} questions",
-                 f"{self.spans} spans", f"{self.assessments} assessments",
-                 f"{self.problems} problems", f"{self.comments} comments"]
+            return f"{self.file}: nothing new ({count(self.unchanged_questions, 'question')} already stored)"
+        parts = [count(self.passages, "passage"), count(self.questions, "question"), count(self.spans, "span"),
+                 count(self.assessments, "assessment"), count(self.problems, "problem"),
+                 count(self.comments, "comment")]
         if self.predictions:
-            parts.append(f"{self.predictions} predictions")
+            parts.append(count(self.predictions, "prediction"))
         if self.unchanged_questions:
-            parts.append(f"{self.unchanged_questions} questions already stored")
+            parts.append(f"{count(self.unchanged_questions, 'question')} already stored")
         return f"{self.file or 'datasets'}: added " + ", ".join(parts)

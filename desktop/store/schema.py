@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE annotators (
@@ -264,8 +264,18 @@ def _v4(conn: sqlite3.Connection) -> None:
     ) WITHOUT ROWID""")
 
 
+def _v5(conn: sqlite3.Connection) -> None:
+    # The surface linter's suggestions, stored when a passage or question is imported (its
+    # text never changes after), with the version of the rules that found them: the report
+    # reads them instead of running the linter over every item (desktop/store/lint_facts.py).
+    # NULL: not computed (imported before this version): the report computes those itself.
+    for table in ("passages", "questions"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN lint TEXT")
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN lint_version TEXT")
+
+
 # version reached -> function that upgrades from the previous version
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -151,12 +151,14 @@ class Store:
         for dataset in datasets:
             rows = imports.DatasetRows(conn, dataset, annotator, name, sha, result)
             for part in _parts(dataset.passages, IMPORT_PART):
+                part_set = Dataset(dataset.source, part, dataset.extra)
                 plan, ((_, ds_passages, ds_questions),) = imports.plan_import(
-                    conn, [Dataset(dataset.source, part, dataset.extra)], annotator, name or "datasets", cache,
-                    positions=rows.positions)
+                    conn, [part_set], annotator, name or "datasets", cache, positions=rows.positions)
                 imports.write_passages(conn, plan, annotator, result)
                 rows.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
                 imports.write_annotations(conn, plan, result)
+                # the surface linter's suggestions, stored with the new rows (desktop/store/lint_facts.py)
+                imports.store_lint(conn, plan, [[part_set, ds_passages, ds_questions]])
                 if tally is not None:
                     tally.add(sum(len(p.questions) for p in part))
             rows.finish()
@@ -289,6 +291,12 @@ class Store:
                              (item_id, annotator or self.annotator))
         return rows[0][0] if rows else None
 
+    def own_view(self, item_id: str, annotator: str | None = None):
+        """`annotator`'s status, note, own comments and answerability on the item, and its row
+        version, in one query (`desktop.store.item_view`: what the window reads on each move)."""
+        from .item_view import own_view
+        return own_view(self._c, item_id, annotator or self.annotator)
+
     def annotators(self) -> list[str]:
         return [r[0] for r in self._c.query("SELECT name FROM annotators ORDER BY name")]
 
@@ -300,6 +308,10 @@ class Store:
 
     def bulk_passage_texts(self, source: str | None = None) -> dict[str, str]:
         return bulk.passage_texts(self._c, source)
+
+    def bulk_lint(self, source: str | None = None):
+        """The linter's suggestions stored at import, per question and per passage (`bulk.stored_lint`)."""
+        return bulk.stored_lint(self._c, source)
 
     def bulk_assessments(self, source: str | None = None, annotator: str | None = None):
         """Every assessment as a pandas row (`annotator`: the imported ones and that annotator's)."""

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.adjudication import is_span_field
 from desktop.domain.agreement import GOLD
+from desktop.domain.words import count
 from desktop.store import adjudication
 from desktop.ui import colors
-
 
 
 def describe(fld: str, value: Any, text: str) -> str:
@@ -208,7 +208,7 @@ class AdjudicationDialog(QDialog):
         if not self.queue:
             return
         i = self.queue.index(self.item) if self.item in self.queue else -1
-        self.position.setText(f"{i + 1} of {len(self.queue)}" if i >= 0 else f"{len(self.queue)} items")
+        self.position.setText(f"{i + 1} of {len(self.queue)}" if i >= 0 else count(len(self.queue), 'item'))
         self.previous_button.setEnabled(i != 0)
         self.next_button.setEnabled(i < len(self.queue) - 1)
 
@@ -222,7 +222,7 @@ class AdjudicationDialog(QDialog):
         open_ = sum(not d["adjudicated"] for d in self.rows)
         self.heading.setText(
             f"<b>{self.item}</b> — {_html(q.stem)}<br>"
-            + (f"{len(self.rows)} field(s) on which the annotators differ, {open_} not adjudicated yet."
+            + (f"{count(len(self.rows), 'field')} on which the annotators differ, {open_} not adjudicated yet."
                if self.rows else "The annotators agree on every field of this item: nothing to adjudicate."))
         self.table.blockSignals(True)
         self.table.clear()
@@ -295,7 +295,7 @@ class AdjudicationDialog(QDialog):
     # ---- deciding --------------------------------------------------------------------
     def adopt(self, fld: str, annotator: str) -> list[int]:
         ids = adjudication.adopt(self.store, self.item, fld, annotator)
-        self._done(f"{fld}: {annotator}'s version is gold ({len(ids)} change(s) stored).", fld)
+        self._done(f"{fld}: {annotator}'s version is gold ({count(len(ids), 'change')} stored).", fld)
         return ids
 
     def adopt_selected(self) -> list[int]:
@@ -321,7 +321,7 @@ class AdjudicationDialog(QDialog):
                 raise
             self.message.setText(f"<span style='color:{colors.theme().error}'>Not saved: {_html(str(exc))}</span>")
             return []
-        self._done(f"{fld}: the edited version is gold ({len(ids)} change(s) stored).", fld)
+        self._done(f"{fld}: the edited version is gold ({count(len(ids), 'change')} stored).", fld)
         return ids
 
     def _done(self, text: str, fld: str) -> None:

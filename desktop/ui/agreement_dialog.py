@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
 
 from desktop.ui.dialog_kit import named, named_table, wrapping
 
+from desktop.domain.words import count
+
 LOWEST = 100  # items listed, lowest agreement first
 ITEM_ROLE = Qt.UserRole
 
@@ -110,8 +112,8 @@ class AgreementDialog(QDialog):
         overall = report["overall"]
         pairs = report.get("pairs", {})
         self.heading.setText(
-            f"{overall['items']} items with at least two annotators; "
-            f"{len(pairs)} pair(s) of annotators. κ: Cohen's for two annotators, Fleiss' for more; "
+            f"{count(overall['items'], 'item')} with at least two annotators; "
+            f"{count(len(pairs), 'pair of annotators')}. κ: Cohen's for two annotators, Fleiss' for more; "
             "α: Krippendorff's ordinal; F1 in percent as ExpMRC measures human agreement.")
         columns = [("all annotators", overall)] + list(pairs.items())
         rows = measure_rows(overall)

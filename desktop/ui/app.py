@@ -44,6 +44,8 @@ def application() -> QApplication:
         app.setApplicationName("MCQ Lens")
         app.setOrganizationName("MCQ Lens")
         use_palette(app, os.environ.get("MCQLENS_PALETTE", ""))
+        from desktop.ui import scroll_bars
+        scroll_bars.install(app)  # scroll bars painted without waiting for Qt's paint threads
     return app
 
 
@@ -74,7 +76,9 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     s = settings()
     name = annotator_name(default_annotator(), annotator, s, ask=screenshot is None)
     # a screenshot changes nothing: the database is opened read-only (no predictions, no history)
-    backend = Backend.open(db, annotator=name, read_only=screenshot is not None)
+    # created when items are first stored in it: a window opened to open or create another
+    # database leaves no annotations.db behind in the folder it was started in
+    backend = Backend.open(db, annotator=name, read_only=screenshot is not None, create_later=True)
     if screenshot is None:
         from desktop.ui.menu_file import remember_database
         remember_database(s, db)  # File → Open recent lists it

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from desktop.domain import resolve
 from desktop.domain.changes import Change
 from desktop.domain.model import Assessment, Dataset, Question
+from desktop.domain.words import count
 from desktop.store.conflicts import NOT_GIVEN
 
 
@@ -55,19 +56,25 @@ class ItemState:
 class Backend:
     """The store as the window uses it; holds the annotator's name and a passage-text cache."""
 
-    def __init__(self, store, read_only_reason: str | None = None):
+    def __init__(self, store, read_only_reason: str | None = None, create_at: str | None = None):
         self.store = store
         self._texts: dict[str, str] = {}
         # why the window only reads (None: it writes); every edit is then refused by the store
         self.read_only_reason = read_only_reason or ("opened for reading" if store.read_only else None)
         self._nav = None
+        # a database not created yet: the window shows an empty one, and the file is made
+        # when something is first stored (`create_now`), not when the window merely opens
+        self.create_at = create_at
 
     @classmethod
-    def open(cls, path: str, annotator: str | None = None, read_only: bool = False) -> "Backend":
+    def open(cls, path: str, annotator: str | None = None, read_only: bool = False,
+             create_later: bool = False) -> "Backend":
         """The store for the window.  A database that cannot be written (read-only folder or
         mount, full disk) is opened for reading instead, with the reason in
         `read_only_reason`.  `read_only=True` (a screenshot) never writes, and a missing
-        database is shown as an empty one in memory rather than created."""
+        database is shown as an empty one in memory rather than created.  `create_later`
+        (`mcqlens gui`): a missing database is created when the first items are stored in it,
+        so a window opened only to open or create another one leaves no file behind."""
         import os
 
         from desktop.domain.errors import StoreError
@@ -76,6 +83,8 @@ class Backend:
             if not os.path.exists(path):
                 return cls(Store.memory(annotator), "nothing is written")
             return cls(Store.open(path, annotator=annotator, read_only=True))
+        if create_later and not os.path.lexists(path):
+            return cls(Store.memory(annotator), create_at=os.path.abspath(path))
         try:
             return cls(Store.open(path, annotator=annotator))
         except StoreError as exc:
@@ -93,7 +102,19 @@ class Backend:
 
     @property
     def path(self) -> str:
-        return self.store.path
+        return self.create_at or self.store.path
+
+    def create_now(self) -> bool:
+        """Create the database the window was opened on, if it is not there yet (before the
+        first write); True when it was created now."""
+        if self.create_at is None:
+            return False
+        from desktop.store import Store
+        store = Store.open(self.create_at, annotator=self.store.annotator)
+        self.store.close()
+        self.store, self.create_at, self._nav = store, None, None
+        self._texts.clear()
+        return True
 
     def close(self) -> None:
         self.store.close()
@@ -123,28 +144,23 @@ class Backend:
 
     def load(self, item_id: str, status: str | None = None) -> ItemState:
         me = self.annotator
-        if status is None:
-            status = self.store.status(item_id, me)
         # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
-        version = self.store.row_version(item_id)
+        mine = self.store.own_view(item_id, me)
+        if mine.row_version is None:
+            from desktop.domain.errors import StoreError
+            raise StoreError(f"unknown item {item_id!r}")
         q = self.store.question(item_id, annotator=me)
         own = next((a for a in q.assessments if a.annotator == me), None)
         reference = next((a for a in q.assessments if a.annotator != me), None)
         # the layers resolved by the one function every export uses: what is shown is what is written
         shown = resolve.item(q, me)
         # The store lists imported comments first; the annotator edits only their own.
-        n_other = 0
-        if q.comments:
-            n_other = len(self.store.question(item_id, annotator="").comments)
-        note = self.store.note(item_id, me) or ""
-        from desktop.store.adjudication import annotator_fields
-        mine = annotator_fields(self.store, item_id)
+        n_other = min(mine.imported_comments, len(q.comments))
         return ItemState(question=q, passage_text=self.passage_text(q.passage_id), own=own, reference=reference,
-                         note=note, own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
-                         status=status, values=dict(shown.values), inherited=shown.inherited(me),
-                         shown=shown, version=version,
-                         own_comments_stored=mine.comments.get(me, []),
-                         own_answerability=mine.answerability.get(me),
+                         note=mine.note or "", own_comments=q.comments[n_other:], other_comments=q.comments[:n_other],
+                         status=status if status is not None else mine.status, values=dict(shown.values),
+                         inherited=shown.inherited(me), shown=shown, version=mine.row_version,
+                         own_comments_stored=mine.comments, own_answerability=mine.answerability,
                          time_on_item=sum(t.seconds for t in self.store.time_on_item(annotator=me, item_id=item_id)))
 
     # ---- what a window showed, for stale-edit detection --------------------------------------
@@ -208,7 +224,7 @@ class Backend:
             for q in self.store.questions(ids[k:k + chunk], annotator=self.annotator):
                 out[q.id] = question_facts(q, self.annotator)
             if progress:
-                progress(f"facts of {min(k + chunk, len(ids))} of {len(ids)} items")
+                progress(f"facts of {min(k + chunk, len(ids))} of {count(len(ids), 'item')}")
         return out
 
     # ---- writing ----------------------------------------------------------------------------------
@@ -233,6 +249,7 @@ class Backend:
     def import_datasets(self, datasets: list[Dataset], file: str | None):
         """Store what a reader produced, predictions included, in ONE transaction: a bad
         record anywhere and nothing of the file is stored.  Returns the ImportResult."""
+        self.create_now()
         return self.store.import_datasets(datasets, file=file)
 
     def load_all(self) -> list[Dataset]:
@@ -252,7 +269,7 @@ def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Da
     datasets = door.read(path, progress=progress, verb="imported")
     if progress:
         n = sum(1 for d in datasets for _ in d.questions())
-        progress(f"Read {n} questions; storing…")
+        progress(f"Read {count(n, 'question')}; storing…")
     return datasets
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from desktop.domain import difficulty as km
 from desktop.domain import typology as ty
 from desktop.domain.model import BASIS, EVIDENCE, MODEL, MODEL_ACCEPTED, REQUIRED, letter
+from desktop.domain.words import points
 
 
 def _as_dict(v: Any) -> dict:
@@ -51,7 +52,7 @@ def problem_name(tag: Any) -> str:
 
 def _category(var: str, value: Any) -> str:
     try:
-        return f"{km.label(var, value)} ({km.points(var, value):g} pts)"
+        return f"{km.label(var, value)} ({points(km.points(var, value))})"
     except (KeyError, ValueError, TypeError, IndexError):
         return str(value)
 

@@ -130,6 +130,9 @@ class Theme:
     found_bg: str = ""  # what the surface linter found, in its excerpt
     found_text: str = ""
     track: str = ""  # the empty part of a probability bar
+    bar_shortcut: str = ""  # the shortcut model's (Q+{O}) probability bars, on the track
+    bar_standard: str = ""  # the standard model's (C+Q+{O})
+    bar_scratch: str = ""  # the what-if scratch copy's
     extra: dict = field(default_factory=dict)
 
     # alternatives ---------------------------------------------------------------------------
@@ -210,6 +213,12 @@ class Theme:
             out.append((f"give-away word, effect ≥ {least:g}", self.base_text, fill))
         return out
 
+    def graphics(self) -> list[tuple[str, str, str]]:
+        """(what, colour, background) of every graphic a reader must make out: 3:1 (WCAG 1.4.11)."""
+        return [("shortcut bar on its track", self.bar_shortcut, self.track),
+                ("standard bar on its track", self.bar_standard, self.track),
+                ("what-if bar on its track", self.bar_scratch, self.track)]
+
 
 def theme_for(palette: QPalette) -> Theme:
     """The colours for one palette (light when its window is light)."""
@@ -231,12 +240,18 @@ def theme_for(palette: QPalette) -> Theme:
         t.error_bg, t.error_text = "#4A1414", "#FFCDD2"
         t.found_bg, t.found_text = "#5A1A1A", "#FFD6D6"
         t.track = "#3A3A3A"
+        # light bars on the dark track, the shortcut's paler than the standard model's
+        bars = ("#C9D6E3", "#5C9BD6", "#CE93D8")
     else:
         t.evidence_bg, t.key_bg = "#FFE866", "#DDF2E0"
         t.banner_bg, t.banner_text = "#FFF4D6", "#5C4300"
         t.error_bg, t.error_text = "#FDECEA", "#8E0000"
         t.found_bg, t.found_text = "#FFD6D6", "#8B0000"
         t.track = "#E4E4E4"
+        # dark bars on the light track, the shortcut's lighter than the standard model's
+        bars = ("#5B7FA6", "#1F4E79", "#6A1B9A")
+    # each bar at least 3:1 against the track it fills (WCAG 1.4.11: graphics a reader needs)
+    t.bar_shortcut, t.bar_standard, t.bar_scratch = (readable(b, t.track, 3.0) for b in bars)
     t.evidence_text = readable(base_text, t.evidence_bg)
     return t
 

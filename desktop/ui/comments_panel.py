@@ -20,6 +20,7 @@ from desktop.domain.model import ANSWERABILITY
 from desktop.domain.time_on_item import IDLE_LIMIT_S
 from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
+from desktop.ui.steady import WrapLabel
 
 _ANSWERABILITY_HELP = {
     "answerable": "the passage supports exactly the key",
@@ -92,7 +93,7 @@ class CommentsPanel(QWidget):
         head.addWidget(self.add_button)
         head.addWidget(self.delete_button)
         layout.addLayout(head)
-        self.others = QLabel()
+        self.others = WrapLabel()
         self.others.setWordWrap(True)
         self.others.setTextInteractionFlags(self.others.textInteractionFlags() | Qt.TextSelectableByMouse)
         t = colors.theme()

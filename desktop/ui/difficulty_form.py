@@ -16,18 +16,20 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain import difficulty as km
+from desktop.domain.words import points
 from desktop.ui import colors, guide
+from desktop.ui.fit_text import ElidingCombo
+from desktop.ui.steady import WrapLabel, opaque, reserve_lines, set_style, set_text, set_tooltip, set_visible
 
 NOT_ASSESSED = "— not assessed —"
 
 
-def _pts(p: float) -> str:
-    return f"{p:g} pt" + ("" if p == 1 else "s")
+_pts = points  # "1 pt", "2.5 pts"
 
 
 def _combo(chars: int = 10) -> QComboBox:
     # Category names are long: keep the form narrow and show them whole in the list and tooltip.
-    combo = QComboBox()
+    combo = ElidingCombo()  # a long category ends with “…”, whole in the tooltip
     combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(chars)
     combo.view().setTextElideMode(Qt.ElideNone)
@@ -58,16 +60,17 @@ class DifficultyForm(QWidget):
         super().__init__(parent)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        self.banner = QLabel()
+        self.banner = WrapLabel()
         self.banner.setWordWrap(True)
         self.banner.hide()
         outer.addWidget(self.banner)
-        self.owner = QLabel()
+        self.owner = WrapLabel()
         self.owner.setWordWrap(True)
         t = colors.theme()
         self.owner.setStyleSheet(f"color: {t.muted};")
+        reserve_lines(self.owner, 2)  # the same place for the form below, with or without this note
         outer.addWidget(self.owner)
-        self.total = QLabel()
+        self.total = WrapLabel()
         self.total.setWordWrap(True)
         font = self.total.font()
         font.setPointSizeF(font.pointSizeF() + 2)
@@ -75,7 +78,7 @@ class DifficultyForm(QWidget):
         self.total.setFont(font)
         self.total.setTextInteractionFlags(Qt.TextSelectableByMouse)
         outer.addWidget(self.total)
-        principles = QLabel("<a href='principles'>How to score: the assessment principles</a> · "
+        principles = WrapLabel("<a href='principles'>How to score: the assessment principles</a> · "
                             "<a href='km'>the scale</a>")
         principles.setWordWrap(True)
         principles.setToolTip(guide.reference("principles"))
@@ -84,12 +87,12 @@ class DifficultyForm(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        host = QWidget()
+        host = opaque(QWidget())
         self.form = QFormLayout(host)
         self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         scroll.setWidget(host)
         outer.addWidget(scroll, 1)
-        self.messages = QLabel()
+        self.messages = WrapLabel()
         self.messages.setWordWrap(True)
         outer.addWidget(self.messages)
 
@@ -102,9 +105,10 @@ class DifficultyForm(QWidget):
                 self._add_tom()
             else:
                 self._add_scale(var)
-        self.ic_note = QLabel()
+        self.ic_note = WrapLabel()
         self.ic_note.setWordWrap(True)
         self.ic_note.setStyleSheet(f"color: {t.muted}; font-size: small;")
+        reserve_lines(self.ic_note, 4)  # its longest note: the form's height stays the same from item to item
         self.form.addRow("", self.ic_note)
         self._refresh()
 
@@ -117,10 +121,10 @@ class DifficultyForm(QWidget):
         line = QHBoxLayout()
         line.addWidget(control, 1)
         line.addWidget(pts)
-        label = QLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
+        label = WrapLabel(f"<a href='{guide.anchor_for(var)}' style='text-decoration:none'><b>{var.upper()}</b></a>"
                        f" {km.NAMES[var].lower()}")
         label.setWordWrap(True)
-        label.setMaximumWidth(130)
+        label.setMaximumWidth(118)  # the names wrap: the boxes keep the room for their categories
         label.setToolTip(f"{km.NAMES[var]}: click for its categories and points. {guide.reference(var)}")
         label.linkActivated.connect(self.guideRequested.emit)
         self.form.addRow(label, line)
@@ -185,9 +189,10 @@ class DifficultyForm(QWidget):
             line.addWidget(QLabel(name))
             line.addWidget(combo, 1)
             lines.addLayout(line)
-        self.tom_label = QLabel()
+        self.tom_label = WrapLabel()
         self.tom_label.setWordWrap(True)
         self.tom_label.setStyleSheet(f"color: {t.muted};")
+        reserve_lines(self.tom_label, 3)  # the rows below stay put whichever category it names
         self._row("tom", host)
         self.form.addRow("", self.tom_label)
 
@@ -205,7 +210,7 @@ class DifficultyForm(QWidget):
                     i = combo.count() - 1
                 combo.setCurrentIndex(i)
             self._show_tom(values.get("tom"))
-            self.owner.setText(owner_note)
+            set_text(self.owner, owner_note)
         finally:
             self._loading = False
         self._refresh()
@@ -225,16 +230,16 @@ class DifficultyForm(QWidget):
 
     def set_eligibility(self, eligible: bool | None, why: str) -> None:
         if eligible is None or (eligible and not why):
-            self.banner.hide()
+            set_visible(self.banner, False)
             return
         t = colors.theme()
         bg = t.error_bg if not eligible else t.banner_bg
         fg = t.error_text if not eligible else t.banner_text
         head = "Not eligible for difficulty evaluation" if not eligible else "Eligible, with a note"
-        self.banner.setText(f"<b>{head}:</b> {why}")
-        self.banner.setStyleSheet(f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
-                                  " border-radius: 4px; padding: 6px; }")
-        self.banner.show()
+        set_text(self.banner, f"<b>{head}:</b> {why}")
+        set_style(self.banner, f"QLabel {{ background: {bg}; color: {fg}; border: 1px solid {fg};"
+                               " border-radius: 4px; padding: 6px; }")
+        set_visible(self.banner, True)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -287,30 +292,30 @@ class DifficultyForm(QWidget):
     def _refresh(self) -> None:
         values = self._values
         for var, combo in (*self.controls.items(), ("tom", self.tom_q), ("tom", self.tom_a)):
-            combo.setToolTip(f"{combo.currentText()}\n{guide.reference(var)}")
+            set_tooltip(combo, f"{combo.currentText()}\n{guide.reference(var)}")
         for var, label in self.points.items():
             value = values.get(var)
             try:
-                label.setText(_pts(km.points(var, value)) if value is not None else "")
+                set_text(label, _pts(km.points(var, value)) if value is not None else "")
             except ValueError:
-                label.setText("?")
+                set_text(label, "?")
         tom = values.get("tom")
         if tom is not None:
             try:
                 name, _p = km.TOM_COMBINED[km.tom_key(tom)]
                 src = " (imported as the combined category)" if isinstance(tom, str) else ""
-                self.tom_label.setText(f"= {name}{src}")
+                set_text(self.tom_label, f"= {name}{src}")
             except ValueError:
-                self.tom_label.setText(f"unknown TOM value {tom!r}")
+                set_text(self.tom_label, f"unknown TOM value {tom!r}")
         else:
-            self.tom_label.setText("choose both relations")
+            set_text(self.tom_label, "choose both relations")
         self._apply_ic_rule(values.get("npar"))
         try:
             total = km.total(values)
         except ValueError:
             total = None
         if total is not None:
-            self.total.setText(f"Total difficulty: {total:g}  (of {km.THEORETICAL_MAX:g})")
+            set_text(self.total, f"Total difficulty: {total:g}  (of {km.THEORETICAL_MAX:g})")
         else:
             partial = 0.0
             for var, value in values.items():
@@ -319,9 +324,9 @@ class DifficultyForm(QWidget):
                 except (ValueError, KeyError):
                     pass
             todo = ", ".join(v.upper() for v in km.missing(values))
-            self.total.setText(f"Total so far: {partial:g}  ·  to score: {todo}")
+            set_text(self.total, f"Total so far: {partial:g}  ·  to score: {todo}")
         errors = [m.text for m in km.validate(values) if m.level == "error"]
-        self.messages.setText("".join(f"<div style='color:{colors.theme().error}'>⚠ {e}</div>" for e in errors))
+        set_text(self.messages, "".join(f"<div style='color:{colors.theme().error}'>⚠ {e}</div>" for e in errors))
 
     def _apply_ic_rule(self, npar: Any) -> None:
         # NPar 2+ already means synthesis between paragraphs: IC cannot be "compare" then.
@@ -334,10 +339,10 @@ class DifficultyForm(QWidget):
             if combo.itemData(i) == "compare":
                 model.item(i).setEnabled(not between)
         if between:
-            self.ic_note.setText("IC: NPar is 2+ (between paragraphs), so the infer condition is "
-                                 "contrast/synthesis throughout paragraphs (1 pt).")
+            set_text(self.ic_note, "IC: NPar is 2+ (between paragraphs), so the infer condition is "
+                                   "contrast/synthesis throughout paragraphs (1 pt).")
         elif npar == "1":
-            self.ic_note.setText("IC: NPar is 1 (within a paragraph): compare (0) unless the "
-                                 "inference contrasts features (1).")
+            set_text(self.ic_note, "IC: NPar is 1 (within a paragraph): compare (0) unless the "
+                                   "inference contrasts features (1).")
         else:
-            self.ic_note.setText("IC depends on NPar: score NPar first.")
+            set_text(self.ic_note, "IC depends on NPar: score NPar first.")

@@ -6,7 +6,6 @@ A mixin of `MainWindow` (desktop/ui/main_window.py): the methods use its widgets
 """
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from desktop.domain.errors import McqLensError
@@ -92,8 +91,7 @@ class Editing:
 
     def _warn(self, text: str, action: str | None = None, then=None, item: str | None = None) -> None:
         self.banner.warn(text, action, then, item)
-        self.save_label.setText(f"<span style='color:{colors.theme().error}'>✗ not saved</span> "
-                                "(see the message above the passage)")
+        self._save_mark("✗ not saved (see the message above the passage)", colors.theme().error)
         self.statusBar().showMessage(text, 15000)
 
     def tell(self, text: str) -> None:
@@ -120,13 +118,17 @@ class Editing:
         self.last_saved = hid
         if getattr(self, "watcher", None) is not None:
             self.watcher.mark_own(hid)
-        ok = colors.theme().ok
-        head, _, rest = what.partition(": ")
-        self.save_label.setText(f"<span style='color:{ok}'>✓ {html.escape(head)}:</span> {html.escape(rest)}")
-        self.save_label.setToolTip(f"{what} (history #{hid}; Ctrl+Z undoes)")
+        self._save_mark(f"✓ {what}", colors.theme().ok, f"{what} (history #{hid}; Ctrl+Z undoes)")
 
     def _typing(self) -> None:
-        self.save_label.setText(f"<span style='color:{colors.theme().warn}'>● typing… (saved when you pause)</span>")
+        self._save_mark("● typing… (saved when you pause)", colors.theme().warn)
+
+    def _save_mark(self, text: str, colour: str, tip: str = "") -> None:
+        """The status bar's word on the last edit, in the colour of its outcome."""
+        from desktop.ui.steady import set_style
+        self.save_label.setText(text)
+        self.save_label.set_tip(tip)
+        set_style(self.save_label, f"QLabel {{ color: {colour}; }}")
 
     def _words(self, field: str, value: Any) -> str:
         """The edit as the annotator would say it ("basis of B added"), read before it is stored."""

@@ -14,6 +14,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from desktop.ui import colors
+from desktop.ui.steady import WrapLabel
+
+from desktop.domain.words import count
 
 ACCEPT_KEY, EDIT_KEY, REJECT_KEY = "F6", "F7", "F8"
 
@@ -44,7 +47,7 @@ class AgreementTally:
         if self.mean is None:
             return "agreement: no item with both your evidence and the model's yet" + (f" · {decided}" if decided else "")
         return (f"agreement with the model (ExpMRC evidence F1): <b>{100 * self.mean:.1f}</b> "
-                f"over {len(self.f1)} item(s)" + (f" · {decided}" if decided else ""))
+                f"over {count(len(self.f1), 'item')}" + (f" · {decided}" if decided else ""))
 
 
 class EvidenceCheck(QGroupBox):
@@ -56,12 +59,12 @@ class EvidenceCheck(QGroupBox):
         super().__init__(parent)
         self.setFlat(True)
         lay = QVBoxLayout(self)
-        hint = QLabel("The model's evidence is the dashed red outline in the passage "
+        hint = WrapLabel("The model's evidence is the dashed red outline in the passage "
                       "(the passage sentence most like the question and its predicted alternative).")
         hint.setWordWrap(True)
         hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
-        self.text = QLabel()
+        self.text = WrapLabel()
         self.text.setWordWrap(True)
         self.text.setTextFormat(Qt.RichText)
         self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -80,7 +83,7 @@ class EvidenceCheck(QGroupBox):
             row.addWidget(b)
         row.addStretch(1)
         lay.addLayout(row)
-        self.tally = QLabel()
+        self.tally = WrapLabel()
         self.tally.setWordWrap(True)
 
         lay.addWidget(self.tally)

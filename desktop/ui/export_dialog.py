@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain.errors import McqLensError
+from desktop.domain.words import count
 from desktop.ui.dialog_kit import SAVE_FILE, PathField, named, wrapping
 
 # (kind, label, file suffix)
@@ -66,7 +67,7 @@ class ExportDialog(QDialog):
         self.file.addItem("Every imported file", None)
         for f in self.store.stats()["files"]:
             if f["file"]:
-                self.file.addItem(f"{os.path.basename(f['file'])} ({f['source']}, {f['questions']} questions)",
+                self.file.addItem(f"{os.path.basename(f['file'])} ({f['source']}, {count(f['questions'], 'question')})",
                                   f["file"])
         form.addRow("&Source file:", self.file)
         self.path = PathField(window, "Export to", SAVE_FILE, name="Output file",
@@ -130,7 +131,7 @@ class ExportDialog(QDialog):
                 from desktop.commands.export_predictions import export_predictions
 
                 n, n_items = export_predictions(self.store, out, force=bool(force))
-                summary = f"{out}: {n} predictions of {n_items} questions"
+                summary = f"{out}: {count(n, 'prediction')} of {count(n_items, 'question')}"
             else:
                 from desktop.commands.export import export
 

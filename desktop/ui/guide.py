@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from desktop.domain import difficulty as km
 from desktop.domain import typology as ty
+from desktop.domain.words import points
 
 TITLE = "MCQ Lens annotation guide"
 
@@ -26,8 +27,7 @@ class Section:
     level: int = 2
 
 
-def _pts(p: float) -> str:
-    return f"{p:g} pt" + ("" if p == 1 else "s")
+_pts = points  # "1 pt", "2.5 pts"
 
 
 def _table(rows: list[tuple[str, str]], head: tuple[str, str] = ("Category", "Points")) -> str:

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 from desktop.ui import colors, guide
 from desktop.ui.mark_keys import basis_key, letter_key
 
+from desktop.domain.words import count
+
 _PASSAGE_KEYS = [
     ("select words, then E", "mark the selection as evidence (snaps to whole words)"),
     ("select words, then 1–9", "mark it as the basis of alternative A, B, C, … (the letters A–D work too; "
@@ -195,7 +197,7 @@ class HelpWindow(QDialog):
             shown += hit
         if text:
             n = len(self.matches)
-            self.count.setText(f"{n} match{'es' if n != 1 else ''} in {shown} section{'s' if shown != 1 else ''}"
+            self.count.setText(f"{count(n, 'match')} in {count(shown, 'section')}"
                                if n else "no match")
         else:
             self.count.setText("")

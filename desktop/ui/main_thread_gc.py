@@ -16,10 +16,19 @@ thresholds CPython would have used.  ``install()`` does that once per applicatio
 from __future__ import annotations
 
 import gc
+import time
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
 INTERVAL_MS = 250  # often enough that garbage never piles up; a check costs microseconds
+PAUSE_S = 0.5  # no move through the items for this long: a pause, time for a longer collection
+MAX_WAIT_S = 5.0  # a longer collection waits for a pause at most this long
+_last_activity = [0.0]  # monotonic time of the last move (`busy()`)
+
+
+def busy() -> None:
+    """The annotator just moved to another item: longer collections wait for a pause."""
+    _last_activity[0] = time.monotonic()
 
 
 class MainThreadCollector(QObject):
@@ -29,6 +38,7 @@ class MainThreadCollector(QObject):
         super().__init__(parent)
         self.thresholds = gc.get_threshold()
         self.collections = 0
+        self._waiting_since = time.monotonic()
         gc.disable()
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.check)
@@ -40,8 +50,19 @@ class MainThreadCollector(QObject):
         if count0 <= t0:
             return
         generation = 2 if count2 > t2 and count1 > t1 else 1 if count1 > t1 else 0
+        if generation and not self._may_take_long():
+            generation = 0  # the young objects now, the older ones in the next pause
         gc.collect(generation)
         self.collections += 1
+
+    def _may_take_long(self) -> bool:
+        """Whether a collection of the older generations (tens of ms: they hold the window's
+        widgets) may run now: in a pause of the annotator's, or after waiting `MAX_WAIT_S`."""
+        now = time.monotonic()
+        if now - _last_activity[0] >= PAUSE_S or now - self._waiting_since >= MAX_WAIT_S:
+            self._waiting_since = now
+            return True
+        return False
 
 
 def install() -> MainThreadCollector | None:
@@ -54,3 +75,4 @@ def install() -> MainThreadCollector | None:
     if existing is not None:
         return existing
     return MainThreadCollector(app)
+

@@ -22,21 +22,24 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
-    QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
+    QApplication, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
+    QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import BASIS, Dataset, Passage
+from desktop.domain.words import count
 from desktop.ui import main_thread_gc
 from desktop.ui.backend import Backend, ItemState, question_facts
 from desktop.ui.comments_panel import CommentsPanel
+from desktop.ui.deferred import WhenShown
 from desktop.ui.dialog_kit import system_path_chooser
 from desktop.ui.difficulty_form import DifficultyForm
 from desktop.ui.editing import Editing
+from desktop.ui.fit_text import ElidedLabel
 from desktop.ui.menu_edit import EditMenu
 from desktop.ui.menu_file import FileMenu
 from desktop.ui.menu_go import GoMenu
@@ -46,9 +49,11 @@ from desktop.ui.menu_model import ModelMenu
 from desktop.ui.menu_reports import ReportsMenu
 from desktop.ui.navigator import Navigator
 from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
+from desktop.ui.panel_tabs import PanelTabs
 from desktop.ui.passage_view import PassageView
 from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
+from desktop.ui.status_bar import MessageBar
 from desktop.ui.workers import Runner
 
 
@@ -133,19 +138,18 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.problems.suggestionAnswered.connect(self._suggestion_answered)
         self.problems.suggestionChosen.connect(self._suggestion_chosen)
         self.problems.fieldEdited.connect(self.edit)
+        self.problems_later = WhenShown(self.problems)
         self.comments = CommentsPanel()
         self.comments.fieldEdited.connect(self.edit)
         self.comments.doneAndNext.connect(self.done_and_next)
         self.comments.comment.pending.connect(self._typing)
         self.problems.note.pending.connect(self._typing)
-        self.tabs = QTabWidget()
+        self.tabs = PanelTabs()
         self.tabs.setAccessibleName("Item assessment")
         self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
-        self.tabs.setAccessibleName("Item assessment")
-        self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
-        self.tabs.addTab(self.difficulty, "Difficulty")
-        self.tabs.addTab(self.problems, "Problems")
-        self.tabs.addTab(self.comments, "Comments && status")
+        self.tabs.add_panel(self.difficulty, "Difficulty")
+        self.tabs.add_panel(self.problems, "Problems")
+        self.tabs.add_panel(self.comments, "Comments && status")
 
         work = QSplitter(Qt.Horizontal)
         work.addWidget(self.navigator)
@@ -161,9 +165,11 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.pages.addWidget(work)
         self.setCentralWidget(self.pages)
 
-        self.save_label = QLabel("")
+        self.setStatusBar(MessageBar())  # messages in a label of their own, cut with "…" where they must be
+        self.save_label = ElidedLabel()  # what the last edit did: "✓ Saved: basis of B added"
+        self.save_label.setAccessibleName("Last edit")
         self.annotator_label = QLabel(f"annotator: <b>{html.escape(self.backend.annotator)}</b>")
-        self.database_label = QLabel()
+        self.database_label = ElidedLabel(mode=Qt.ElideMiddle)  # a long path keeps its file name
         self.database_label.setAccessibleName("Database")
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
@@ -176,7 +182,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         page = QWidget()
         lay = QVBoxLayout(page)
         lay.addStretch(1)
-        text = QLabel(
+        self.welcome_text = text = QLabel(
             "<h2>This database has no items yet</h2>"
             "<p>Bring RACE, EMBRACE or ExpMRC items in with <b>File → Import…</b> (Ctrl+O), "
             "or from a terminal:</p>"
@@ -185,6 +191,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             "<p>To look around first, load six demo questions written for MCQ Lens.</p>")
         text.setTextFormat(Qt.RichText)
         text.setAlignment(Qt.AlignCenter)
+        text.setWordWrap(True)
+        self.welcome_idle = text.text()
         lay.addWidget(text)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -197,6 +205,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         row.addWidget(imp)
         row.addWidget(demo)
         row.addStretch(1)
+        self.welcome_buttons = (imp, demo)
         lay.addLayout(row)
         lay.addStretch(2)
         return page
@@ -220,9 +229,10 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
     def _show_database(self) -> None:
         """The title bar names the database; the status bar says where it is."""
         where = self.database_where()
-        self.database_label.setText(f"database: {html.escape(where)}")
-        self.database_label.setToolTip(where)
-        self.database_label.setAccessibleDescription(f"The database file: {where}")
+        later = " (created when you import items)" if self.backend.create_at else ""
+        self.database_label.setText(f"database: {where}{later}")
+        self.database_label.setToolTip(where + later)
+        self.database_label.setAccessibleDescription(f"The database file: {where}{later}")
         self.setWindowFilePath(where if where != ":memory:" else "")
         self._set_title()
 
@@ -231,6 +241,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
 
     # ================================================================ items
     def reload_items(self, select: str | None = None) -> None:
+        self._show_database()  # the first import may just have created it
         nav = self.backend.navigation()
         if nav.is_empty():
             self.pages.setCurrentWidget(self.welcome)
@@ -255,6 +266,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
     def open_item(self, item_id: str) -> None:
         if item_id == self.current and self.state is not None:
             return
+        main_thread_gc.busy()  # a collection of the older objects waits for a pause in the moves
         self.flush()
         try:
             state = self.backend.load(item_id)
@@ -283,7 +295,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         owner = ""
         if st.inherited:
             who = "”, “".join(dict.fromkeys(st.shown.by.get(v, "imported") for v in sorted(st.inherited)))
-            owner = (f"{len(st.inherited)} value(s) shown from the assessment of “{who}”; "
+            owner = (f"{count(len(st.inherited), 'value')} shown from the assessment of “{who}”; "
                      "choosing a value records your own.")
         self.difficulty.set_values(st.values, owner)
         from desktop.domain import difficulty as km
@@ -291,16 +303,34 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         worst = ty.item_worst_tier(q.problems)
         eligible, why = km.eligibility(st.text_format, st.unit_type, worst)
         self.difficulty.set_eligibility(eligible, why)
-        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
-                               n_alternatives=len(q.alternatives))
-        from desktop.ui.suggestions import pending
-        self.problems.set_suggestions(pending(q, st.passage_text))
+        # the Problems tab behind another is brought up to date when it comes to the front
+        self.problems_later.update("item", lambda: self._show_problems(st))
         self.comments.set_item(st.own_comments, q.answerability, st.status, st.other_comments, reset=new_item)
         self.comments.set_time_on_item(st.time_on_item)
         self._set_title(q.id)
         if getattr(self, "model_review", None) is not None:
             self.model_review.show(st, new_item)
+        # Lay the panels out now, once: left to the event loop, the paint that is already
+        # asked for runs first and the re-layout after it paints the moved parts a second time.
+        QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
+
+    def welcome_busy(self, what: str | None) -> None:
+        """The empty page while a file is read: one line on what is happening, under the
+        progress dialog, instead of the instructions half hidden by it (None: back to them)."""
+        if what:
+            self.welcome_text.setText(f"<h2>{html.escape(what)}</h2>")
+        else:
+            self.welcome_text.setText(self.welcome_idle)
+        for button in self.welcome_buttons:
+            button.setVisible(not what)
+
+    def _show_problems(self, st: ItemState) -> None:
+        from desktop.ui.suggestions import pending
+        q = st.question
+        self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
+                               n_alternatives=len(q.alternatives))
+        self.problems.set_suggestions(pending(q, st.passage_text))
 
     # ================================================================ facts for the filters
     def start_facts(self) -> None:
@@ -331,6 +361,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.last_error = text
         self.statusBar().showMessage(text, 15000)
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setTextInteractionFlags(Qt.TextSelectableByMouse)  # a path in it can be copied
         box.setAttribute(Qt.WA_DeleteOnClose)
         box.open()  # not exec(): the window keeps running (and tests are not blocked)
 
@@ -344,7 +375,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             return
         self._shared_out = True
         w = max(self.width() - 12, 900)
-        nav, tabs = int(w * 0.2), int(w * 0.27)
+        nav, tabs = int(w * 0.22), int(w * 0.27)  # the navigator: two filter boxes a row, their names whole
         self.work.setSizes([nav, w - nav - tabs, tabs])
 
     def closeEvent(self, event):
@@ -355,6 +386,9 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.close_reports()
         self.stop_scoring()
         super().closeEvent(event)
+        # a closed window reads nothing more: its list would ask the database for rows whenever
+        # Qt re-lays it out (a style change does), and the database may be closed next
+        self.navigator.unbind()
         if self.owns_backend:
             self.backend.close()
 

@@ -17,6 +17,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QProgressDialog
 
 from desktop.domain.errors import McqLensError
+from desktop.domain.words import count
 from desktop.ui.backend import read_file
 from desktop.ui.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
 
@@ -181,6 +182,7 @@ class FileMenu:
         self._progress.setWindowTitle("Import")
         self._progress.setMinimumDuration(0)
         self._progress.canceled.connect(self._import_cancel)
+        self.welcome_busy(f"Importing {os.path.basename(path)}…")
         self._progress.show()
         self.import_runner.start(read_file, path)
 
@@ -204,7 +206,7 @@ class FileMenu:
         if self._progress is not None:
             n = sum(1 for d in datasets for _ in d.questions())
             self._progress.setValue(PROGRESS_STEPS)
-            self._progress.setLabelText(f"Storing {n} questions…")
+            self._progress.setLabelText(f"Storing {count(n, 'question')}…")
             self._progress.setCancelButton(None)  # one transaction on this thread: nothing to stop midway
             from PySide6.QtWidgets import QApplication
             QApplication.processEvents()
@@ -223,6 +225,7 @@ class FileMenu:
 
     def _import_done(self, message: str | None) -> None:
         self.importing = False
+        self.welcome_busy(None)
         if self._progress is not None:
             self._progress.canceled.disconnect(self._import_cancel)
             self._progress.close()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTo
 
 from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
 from desktop.ui import colors
+from desktop.ui.fit_text import ElidedLabel
 
 
 class MarkMenu:
@@ -50,12 +51,13 @@ class MarkMenu:
         toolbar.addWidget(ev)
         toolbar.addLayout(self._basis_buttons)
         toolbar.addWidget(req)
-        toolbar.addStretch(1)
-        self.span_info = QLabel()
+        # the selected span, in the room left before Remove: cut with "…" there, whole in its tooltip
+        self.span_info = ElidedLabel()
         self.span_info.setStyleSheet(f"color: {t.muted};")
-        self.span_info.setMinimumWidth(10)
+        self.span_info.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         self.span_info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        toolbar.addWidget(self.span_info)
+        self.span_info.setAccessibleName("Selected span")
+        toolbar.addWidget(self.span_info, 1)
         toolbar.addWidget(self.remove_button)
         return toolbar
 
@@ -122,10 +124,11 @@ class MarkMenu:
         self.remove_button.setEnabled(span is not None)
         if span is None or self.state is None:
             self.span_info.setText("")
+            self.span_info.set_tip("")
             return
         what = {EVIDENCE: "evidence", REQUIRED: "required paragraphs"}.get(span.role, "")
         if span.role == BASIS and span.alternative is not None:
             what = f"basis of {letter(span.alternative)}"
-        self.span_info.setText(f"selected: {what} [{span.start}–{span.end}] by {span.annotator} · "
-                               "Shift+←/→ end, Ctrl+Shift+←/→ start")
+        self.span_info.setText(f"selected: {what} [{span.start}–{span.end}] by {span.annotator}")
+        self.span_info.set_tip("Shift+←/→ moves its end, Ctrl+Shift+←/→ its start; Delete removes it")
 

@@ -19,6 +19,8 @@ from PySide6.QtWidgets import QProgressDialog
 
 from desktop.ui.dialog_kit import FOLDER, wrapping
 
+from desktop.domain.words import count
+
 MODEL_DIR_KEY = "model_dir"
 STEPS = 1000  # the progress bar's resolution
 
@@ -35,11 +37,11 @@ def score_in_worker(db_path: str, model_dir: str, items: list[str] | None, cance
     formats = _formats(None, model.formats)
     with Store.open(db_path, create=False) as store:
         def started(run):
-            progress(f"{run.to_score} of {run.questions} questions to score with {model.card.name}; "
+            progress(f"{run.to_score} of {count(run.questions, 'question')} to score with {model.card.name}; "
                      f"{run.already} already have its scores (kept)")
 
         def chunk_stored(run):
-            progress(f"Scored and stored {run.scored} of {run.to_score} questions…")
+            progress(f"Scored and stored {run.scored} of {count(run.to_score, 'question')}…")
 
         return score_store(store, model, formats, items=items, cancel=cancel.is_set, on_start=started,
                            on_chunk=chunk_stored, progress=lambda done, total: progress(done, total, 0))
@@ -129,7 +131,7 @@ class ModelMenu:
 
         self.score_runner = Runner(self)
         self._score_cancel = threading.Event()
-        what = f"the {len(items)} items shown" if only_shown else "every item"
+        what = f"the {count(len(items), 'item')} shown" if only_shown else "every item"
         dialog = QProgressDialog(f"Scoring {what} with the model in {model_dir}…", "Cancel", 0, STEPS, self)
         dialog.setWindowTitle("Score all")
         dialog.setAccessibleName("Scoring progress")

@@ -16,6 +16,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QCheckBox, QProgressDialog
 
 from desktop.domain.errors import McqLensError
+from desktop.domain.words import count
 from desktop.ui.dialog_kit import FOLDER, named, wrapping
 
 DISAGREE_FILTER = "annotators disagree"  # the navigator filter's name
@@ -74,9 +75,7 @@ class ReportsMenu:
             self._error("Report… works on a database file; this window's database is in memory.")
             return False
         if out is None:
-            remembered = str(self.settings.value(REPORT_DIR_KEY, "")) if self.settings is not None else ""
-            start = remembered or os.path.join(os.path.dirname(self.database_where()), "report")
-            out = self.path_chooser(self, "Write the report into a folder", FOLDER, start, "")
+            out = self._choose_report_folder()
             if not out:
                 return False
         if self.report_runner is not None and self.report_runner.busy:
@@ -104,12 +103,36 @@ class ReportsMenu:
         self.report_runner.start(report_in_worker, self.database_where(), out)
         return True
 
+    def _choose_report_folder(self) -> str | None:
+        """Ask for the report's folder, proposing one that exists: the last one, else `report`
+        beside the database, made now (a folder dialog cannot choose a folder that is not
+        there) and removed again if it is left empty and another is chosen or none."""
+        remembered = str(self.settings.value(REPORT_DIR_KEY, "")) if self.settings is not None else ""
+        start = remembered if remembered and os.path.isdir(remembered) else \
+            os.path.join(os.path.dirname(self.database_where()), "report")
+        made = None
+        if not os.path.lexists(start):
+            try:
+                os.makedirs(start)
+                made = start
+            except OSError:
+                start = os.path.dirname(start)
+        out = self.path_chooser(self, "Write the report into a folder", FOLDER, start, "")
+        if made is not None and (not out or os.path.abspath(out) != os.path.abspath(made)):
+            try:
+                os.rmdir(made)  # only while empty: never a folder with anything in it
+            except OSError:
+                pass
+        return out or None
+
     def _report_done(self, out: str, summary: dict) -> None:
         self._report_closed()
-        index = os.path.join(out, "index.html")
+        index = os.path.abspath(os.path.join(out, "index.html"))
         self.last_report = index
-        self.tell(f"Report: {summary['items']} items, {summary['eligible']} eligible; {index}")
-        self.open_url(QUrl.fromLocalFile(os.path.abspath(index)))
+        self.tell(f"Report: {count(summary['items'], 'item')}, {summary['eligible']} eligible; {index}")
+        if self.open_url(QUrl.fromLocalFile(index)) is False:  # no browser, or none that would open it
+            self._error(f"The report is written, but no web browser could open it. Open this file by hand:\n"
+                        f"{index}", title="Report written")
 
     def _report_failed(self, exc) -> None:
         self._report_closed()
@@ -183,7 +206,7 @@ class ReportsMenu:
         self.disagreeing = list(items)
         wanted = set(items)
         self.navigator.set_filter_ids(DISAGREE_FILTER, sorted(wanted))
-        self.tell(f"{len(wanted)} items on which annotators disagree.")
+        self.tell(f"{count(len(wanted), 'item')} on which annotators disagree.")
 
     def adjudicate_disagreements(self, start: str | None = None):
         """The Adjudicate dialog, fed the items with disagreements one after another."""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.domain.errors import McqLensError
+from desktop.domain.words import count
 from desktop.ui.dialog_kit import OPEN_FILE, PathField, named, named_table, wrapping
 
 OTHER_FILTER = "Databases and exports (*.db *.sqlite *.sqlite3 *.json *.jsonl *.txt);;All files (*)"
@@ -85,6 +86,8 @@ class MergeDialog(QDialog):
             self.summary.setText("Choose their database or export file first.")
             return None
         try:
+            if not dry_run and self.window.backend.create_now():  # the window's database, made now
+                self.store = self.window.backend.store
             plan = merge_file(self.store, other, annotator=self.annotator.text().strip() or None, dry_run=dry_run)
         except McqLensError as exc:
             self.summary.setText(f"Not merged: {exc}")
@@ -92,7 +95,7 @@ class MergeDialog(QDialog):
         self.plan = plan
         text = summary(plan, dry_run)
         if plan.skipped:
-            text += f"; {len(plan.skipped)} items skipped (stored here with another passage, stem or key)"
+            text += f"; {count(len(plan.skipped), 'item')} skipped (stored here with another passage, stem or key)"
         self.summary.setText(("Preview: " if dry_run else "Merged: ") + text)
         self._show_conflicts(plan)
         if not dry_run:

@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
+    QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QTabWidget,
     QVBoxLayout, QWidget,
 )
 
@@ -24,13 +24,19 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span, letter
 from desktop.ui import colors
 from desktop.ui import model_scoring as ms
+from desktop.ui.deferred import WhenShown
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally, EvidenceCheck
 from desktop.ui.giveaway_view import GiveawayReview
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.scoring_worker import ScoringWorker
 from desktop.ui.whatif import WhatIfBox
+from desktop.ui.steady import WrapLabel
+from desktop.ui.fit_text import ElidingCombo
 
-FORMAT_HEX = {ms.SHORTCUT: "#9FB3C8", ms.STANDARD: "#1F4E79"}
+def format_hex(fmt: str) -> str:
+    """The bars' colour of an input format, in the theme (3:1 against their track)."""
+    t = colors.theme()
+    return t.bar_shortcut if fmt == ms.SHORTCUT else t.bar_standard
 
 
 class ModelPanel(QWidget):
@@ -41,18 +47,18 @@ class ModelPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
-        self.title = QLabel("<b>Model</b>")
+        self.title = WrapLabel("<b>Model</b>")
         self.title.setTextFormat(Qt.RichText)
         self.title.setWordWrap(True)
         lay.addWidget(self.title)
-        self.status = QLabel()
+        self.status = WrapLabel()
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.RichText)
         self.status.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(self.status)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
-        self.metrics = QLabel()
+        self.metrics = WrapLabel()
         self.metrics.setWordWrap(True)
         self.metrics.setTextFormat(Qt.RichText)
         self.metrics.setToolTip("N: effective number of options (1 = sure … number of alternatives = lost); "
@@ -60,7 +66,7 @@ class ModelPanel(QWidget):
                                 "less sure). Guide: Shift+F1, or Help → Annotation guide (guide#model)")
         lay.addWidget(self.metrics)
         flag_row = QHBoxLayout()
-        self.flags = QLabel()
+        self.flags = WrapLabel()
         self.flags.setWordWrap(True)
         self.flags.setTextFormat(Qt.RichText)
         flag_row.addWidget(self.flags, 1)
@@ -104,7 +110,7 @@ class ModelPanel(QWidget):
             self.suggest.hide()
             return
         self.bars.show()
-        series = [Series(ms.NOTATION[f], FORMAT_HEX[f], view.formats[f].probabilities, view.formats[f].predicted)
+        series = [Series(ms.NOTATION[f], format_hex(f), view.formats[f].probabilities, view.formats[f].predicted)
                   for f in ms.FORMATS if f in view.formats]
         self.bars.set_data(n_alternatives, key, series)
         parts = []
@@ -152,6 +158,8 @@ class ModelReview(QObject):
         self.panel.evidence.editRequested.connect(self.edit_evidence)
         self.panel.evidence.rejectRequested.connect(self.reject_evidence)
         self.panel.whatif.changed.connect(self._whatif_changed)
+        self._whatif_reset = False
+        self.whatif_later = WhenShown(self.panel.whatif)
         self._place()
         self.why = GiveawayReview(self)  # the Why? tab: the words that give the key away
         self._menu()
@@ -207,7 +215,7 @@ class ModelReview(QObject):
     def _order_box(self) -> None:
         """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
         nav = self.window.navigator
-        box = QComboBox()
+        box = ElidingCombo()
         box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
         box.setAccessibleName("Order of the items")
         box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
@@ -331,7 +339,7 @@ class ModelReview(QObject):
         if new_item:
             self.worker.cancel_item()
             self._pending = None
-            self.panel.whatif.set_item(q.alternatives, q.key, None)
+            self._whatif_reset = True
         model_id = self.model.id if self.model is not None else None
         view = ms.view_of(q, model_id=model_id)
         if view is None and model_id is None:
@@ -342,8 +350,8 @@ class ModelReview(QObject):
         has_tag = any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in q.problems)
         self.panel.show_view(view, len(q.alternatives), q.key,
                              suggest=view is not None and view.answerable_without_reading and not has_tag)
-        if view is not None and view.shortcut is not None:
-            self.panel.whatif.set_original_probs(view.shortcut.probabilities)
+        probs = view.shortcut.probabilities if view is not None and view.shortcut is not None else None
+        self.whatif_later.update("item", lambda: self._show_whatif(q, probs))  # when its tab is in front
         complete = view is not None and all(f in view.formats for f in ms.FORMATS
                                             if self.model is not None and f in self.model.card.formats)
         if self.model is not None and not complete and request:
@@ -354,6 +362,13 @@ class ModelReview(QObject):
             self.panel.set_status("")
         self._show_evidence(state)
         self.why.show_item(state)
+
+    def _show_whatif(self, q, probs) -> None:
+        if self._whatif_reset:  # a new item: the scratch copy starts again from its alternatives
+            self._whatif_reset = False
+            self.panel.whatif.set_item(q.alternatives, q.key, None)
+        if probs is not None:
+            self.panel.whatif.set_original_probs(probs)
 
     def _evidence_state(self, state) -> str:
         v = self.view

@@ -19,8 +19,11 @@ from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget,
 )
 
+from desktop.domain.words import count
 from desktop.store import item_filters
 from desktop.store.navigation import ItemQuery
+from desktop.ui.fit_text import ElidingCombo
+from desktop.ui.steady import WrapLabel, reserve_lines
 
 ROW_ROLE = Qt.UserRole + 1  # the ItemRow of a question row (None for a passage header)
 
@@ -207,8 +210,8 @@ class NavModel(QAbstractTableModel):
             bits = [f"id {r.item_id}", f"you: {r.status}"]
             if r.gold_status != "untouched":
                 bits.append(f"gold layer: {r.gold_status}")
-            bits.append(f"finished by {r.n_done} annotator{'s' if r.n_done != 1 else ''}")
-            bits.append(f"{r.n_evidence} evidence, {r.n_bases} bases, {r.n_problems} problems")
+            bits.append(f"finished by {count(r.n_done, 'annotator')}")
+            bits.append(f"{r.n_evidence} evidence, {count(r.n_bases, 'basis')}, {count(r.n_problems, 'problem')}")
             if col == 0 and self.nav is not None:
                 f = self.nav.facts(r.item_id)
                 if f.get("acceptability"):
@@ -230,7 +233,7 @@ class NavModel(QAbstractTableModel):
                 return f"{p.n_done}/{p.n_questions}"
             return ""
         if role == Qt.ToolTipRole:
-            return f"passage {p.passage_id}: {p.n_questions} questions, {p.n_done} done by you"
+            return f"passage {p.passage_id}: {count(p.n_questions, 'question')}, {p.n_done} done by you"
         if role == Qt.FontRole:
             font = QFont()
             font.setBold(True)
@@ -272,7 +275,10 @@ class Navigator(QWidget):
         layout.addLayout(self._filter_box)
         for name in item_filters.FILTERS:
             self.add_filter(name)
-        self.progress = QLabel()
+        # wrapped, two lines kept: a longer count ("… · 1 finished by someone") neither widens the
+        # navigator (a one-line label is as wide as its text) nor pushes the list down
+        self.progress = WrapLabel()
+        reserve_lines(self.progress, 2)
         self.progress.setAccessibleName("Progress")
         self.progress.setAccessibleDescription("How many items you have done, are working on, and others finished")
         layout.addWidget(self.progress)
@@ -292,6 +298,9 @@ class Navigator(QWidget):
         for col, width in ((1, 44), (2, 40)):
             self.tree.header().setSectionResizeMode(col, QHeaderView.Fixed)
             self.tree.header().resizeSection(col, width)
+        # Qt would scroll to each new current row by the least it can, one row per move at the
+        # bottom (repainting the list and its scroll bar); `_scroll_to` turns a page instead
+        self.tree.setAutoScroll(False)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         layout.addWidget(self.tree, 1)
         self._current: str | None = None
@@ -303,7 +312,7 @@ class Navigator(QWidget):
         if name in self.filters:
             return self.filters[name]
         spec = item_filters.FILTERS[name]
-        combo = QComboBox()
+        combo = ElidingCombo()  # a long value ends with “…”, whole in the tooltip
         combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         combo.setMinimumContentsLength(6)
         combo.setToolTip(spec.tooltip or f"Filter by {name}")
@@ -311,7 +320,7 @@ class Navigator(QWidget):
         combo.setAccessibleDescription(spec.tooltip or f"Show only the items of one {name}")
         combo.currentIndexChanged.connect(lambda _i, n=name: self._apply_filter(n))
         self._fill_combo(name, combo)
-        if not self._filter_rows or self._filter_rows[-1].count() >= 3:
+        if not self._filter_rows or self._filter_rows[-1].count() >= 2:  # two a row: their names fit
             row = QHBoxLayout()
             self._filter_rows.append(row)
             self._filter_box.addLayout(row)
@@ -352,6 +361,11 @@ class Navigator(QWidget):
 
     def reload(self) -> None:
         self._filtering(lambda: None)
+
+    def unbind(self) -> None:
+        """Show nothing and read nothing more (the window is closing)."""
+        self.nav = None
+        self.model.reset(None, ItemQuery(self.annotator))
 
     def facts_changed(self) -> None:
         """The facts were (re)computed: the model flags box, and any fact-based filter, again."""
@@ -447,8 +461,24 @@ class Navigator(QWidget):
             return False
         idx = self.model.index(i, 0)
         self.tree.selectionModel().setCurrentIndex(idx, _SELECT)
-        self.tree.scrollTo(idx)
+        self._scroll_to(idx)
         return True
+
+    def _scroll_to(self, idx) -> None:
+        """Bring the row in sight a page at a time: stepping down past the last row shows it near
+        the top (with the row before it), so the next screenful of moves scrolls nothing."""
+        view = self.tree
+        rect, area = view.visualRect(idx), view.viewport().rect()
+        if area.contains(rect):
+            return
+        below = rect.top() >= area.bottom()
+        above = idx.row() > 0 and below and rect.top() - area.bottom() < 2 * rect.height()
+        if above:  # the next row down: its neighbour above stays in sight as the top row
+            view.scrollTo(self.model.index(idx.row() - 1, 0), QTreeView.PositionAtTop)
+        elif rect.bottom() <= area.top() and area.top() - rect.bottom() < 2 * rect.height():
+            view.scrollTo(idx, QTreeView.PositionAtBottom)  # the next row up
+        else:
+            view.scrollTo(idx, QTreeView.PositionAtCenter)  # a jump (search, Go to)
 
     # ---- a filter another module registers (desktop/ui/menu_reports.py: annotators disagree) ------
     def set_filter_ids(self, name: str, item_ids: list[str] | None) -> None:
@@ -551,6 +581,8 @@ class Navigator(QWidget):
         return item_id
 
     def _current_changed(self, current, _previous) -> None:
+        if current.isValid():
+            self._scroll_to(current)
         row = current.data(ROW_ROLE) if current.isValid() else None
         if row is None or self._quiet:
             return

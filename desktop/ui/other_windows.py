@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
 
 from desktop.domain.errors import McqLensError
+from desktop.ui.steady import WrapLabel
 
 POLL_MS = 1000
 
@@ -64,7 +65,7 @@ class ConflictBanner(QFrame):
                            f"#conflictBanner QLabel {{ color: {t.banner_text}; }}")
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 3, 6, 3)
-        self.label = QLabel()
+        self.label = WrapLabel()
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.RichText)
         row.addWidget(self.label, 1)

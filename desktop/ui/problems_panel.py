@@ -19,6 +19,8 @@ from desktop.domain import typology as ty
 from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.text_field import DebouncedText
+from desktop.ui.steady import WrapLabel
+from desktop.ui.fit_text import ElidingCombo
 
 _KEY = Qt.UserRole + 1  # (type, element) of a tag item
 _ELEMENT_NAMES = {
@@ -99,7 +101,7 @@ class SuggestionRow(QWidget):
         row.setContentsMargins(2, 2, 2, 2)
         name = kind.name if kind else t.type
         extra = " <i>(already tagged)</i>" if suggestion.already_tagged else ""
-        self.label = QLabel(f"<b>{name}</b> · {suggestion.where}{extra}<br>"
+        self.label = WrapLabel(f"<b>{name}</b> · {suggestion.where}{extra}<br>"
                             f"<span style='font-family: monospace'>{suggestion.excerpt_html}</span>")
         self.label.setTextFormat(Qt.RichText)
         self.label.setWordWrap(True)
@@ -132,11 +134,11 @@ class ProblemsPanel(QWidget):
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.acceptability = QLabel()
+        self.acceptability = WrapLabel()
         self.acceptability.setWordWrap(True)
         layout.addWidget(self.acceptability)
         form = QFormLayout()
-        self.text_format = QComboBox()
+        self.text_format = ElidingCombo()
         self.text_format.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.text_format.setObjectName("text_format")
         self.text_format.setToolTip("Continuous, partly continuous, non-continuous or mixed. "
@@ -147,7 +149,7 @@ class ProblemsPanel(QWidget):
             self.text_format.addItem(f, f)
         self.multiple_texts = QCheckBox("multiple-member text")
         self.multiple_texts.setToolTip("The passage is made of independent member texts (reviews, letters, ads)")
-        self.unit_type = QComboBox()
+        self.unit_type = ElidingCombo()
         self.unit_type.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.unit_type.setObjectName("unit_type")
         self.unit_type.setToolTip("Is the question about the content, the text's structure or its vocabulary? "

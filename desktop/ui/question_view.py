@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.domain.model import BASIS, Question, letter
 from desktop.ui import colors
+from desktop.ui.steady import WrapLabel
 
 
 class QuestionView(QWidget):
@@ -34,10 +35,10 @@ class QuestionView(QWidget):
         shell.addWidget(scroll)
         outer = QVBoxLayout(content)
         outer.setContentsMargins(6, 6, 6, 6)
-        self.header = QLabel()
+        self.header = WrapLabel()
         self.header.setStyleSheet(f"color: {colors.theme().muted};")
         self.header.setWordWrap(True)
-        self.stem = QLabel()
+        self.stem = WrapLabel()
         self.stem.setWordWrap(True)
         self.stem.setTextInteractionFlags(Qt.TextSelectableByMouse)
         font = self.stem.font()
@@ -48,7 +49,7 @@ class QuestionView(QWidget):
         outer.addWidget(self.stem)
         # One rich-text label for all alternatives: a single height-for-width label lays out
         # reliably (a grid of wrapped labels kept stale row heights), and restyling is free.
-        self.alternatives = QLabel()
+        self.alternatives = WrapLabel(extra_width=56)  # the table's letter column and cell spacing
         self.alternatives.setWordWrap(True)
         self.alternatives.setTextFormat(Qt.RichText)
         self.alternatives.setTextInteractionFlags(Qt.TextSelectableByMouse | Qt.LinksAccessibleByMouse)
@@ -57,7 +58,7 @@ class QuestionView(QWidget):
         self.stem.setAccessibleName("Question stem")
         outer.addWidget(self.alternatives)
         t = colors.theme()
-        legend = QLabel(
+        legend = WrapLabel(
             f"<span style='color:{t.muted}'>Legend:</span> "
             f"<span style='background:{t.evidence_bg}; color:{t.evidence_text}'>&nbsp;evidence&nbsp;</span> &nbsp; "
             "basis of an alternative: <b>its colour</b>, an underline in its own lane and its letter "

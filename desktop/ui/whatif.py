@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
+    QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
 )
 
 from desktop.domain.model import letter
 from desktop.ui import colors
 from desktop.ui.model_scoring import NOTA_TEXT
 from desktop.ui.probability_bars import ProbabilityBars, Series
+from desktop.ui.steady import WrapLabel
+from desktop.ui.fit_text import ElidingCombo
 
-ORIGINAL_HEX = "#9FB3C8"
-SCRATCH_HEX = "#6A1B9A"
 
 
 class WhatIfBox(QGroupBox):
@@ -28,13 +28,13 @@ class WhatIfBox(QGroupBox):
         super().__init__(parent)
         self.setFlat(True)
         lay = QVBoxLayout(self)
-        hint = QLabel("Edit an alternative in a scratch copy, or put NOTA in its place: the shortcut (Q+{O}) "
+        hint = WrapLabel("Edit an alternative in a scratch copy, or put NOTA in its place: the shortcut (Q+{O}) "
                       "probabilities follow as you type. The stored item is not changed.")
         hint.setWordWrap(True)
         hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
         row = QHBoxLayout()
-        self.which = QComboBox()
+        self.which = ElidingCombo()
         self.which.setToolTip("The alternative to change in the scratch copy")
         self.which.setAccessibleName("What if: alternative")
         self.which.currentIndexChanged.connect(self._show_text)
@@ -56,7 +56,7 @@ class WhatIfBox(QGroupBox):
         lay.addLayout(row)
         self.bars = ProbabilityBars()
         lay.addWidget(self.bars)
-        self.note = QLabel()
+        self.note = WrapLabel()
         self.note.setStyleSheet(f"color: {colors.theme().muted};")
         self.note.setWordWrap(True)
         lay.addWidget(self.note)
@@ -135,9 +135,9 @@ class WhatIfBox(QGroupBox):
     def _draw(self) -> None:
         series = []
         if self.original_probs:
-            series.append(Series("stored", ORIGINAL_HEX, self.original_probs, _argmax(self.original_probs)))
+            series.append(Series("stored", colors.theme().bar_shortcut, self.original_probs, _argmax(self.original_probs)))
         if self.edited() and self.scratch_probs:
-            series.append(Series("scratch", SCRATCH_HEX, self.scratch_probs, _argmax(self.scratch_probs)))
+            series.append(Series("scratch", colors.theme().bar_scratch, self.scratch_probs, _argmax(self.scratch_probs)))
         self.bars.set_data(len(self.original), self.key, series)
 
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The window's screenshots in docs/screenshots/, under Xvfb (apt-get install -y xvfb), on a real EMBRACE item:
+# The window's screenshots in docs/screenshots/, under Xvfb (apt-get install -y xvfb xdotool), on a real EMBRACE item:
 #   docs/screenshots/make.sh [DB] [ITEM]
 # DB defaults to a fresh database of ../shared/data's EMBRACE green + ExpMRC RACE+ dev; ITEM to 0_0.
 # Each size runs on a virtual screen of that size; MCQLENS_PALETTE picks the light or the dark palette.
@@ -15,9 +15,15 @@ SETTINGS=$(mktemp -d)/settings.ini
 n=91
 for size in 1366x768 1920x1080; do
   n=$((n + 1))
-  Xvfb :$n -screen 0 ${size}x24 >/dev/null 2>&1 &
+  # -noreset: without it the server resets when its one client leaves, and the next
+  # screenshot's connection can fall into the reset ("could not connect to display")
+  Xvfb :$n -screen 0 ${size}x24 -noreset >/dev/null 2>&1 &
   xvfb=$!
-  sleep 1
+  # the server answers within a second on a quiet machine, later on a busy one
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    DISPLAY=:$n xdotool getdisplaygeometry >/dev/null 2>&1 && break
+    sleep 1
+  done
   for palette in light dark; do
     DISPLAY=:$n MCQLENS_PALETTE=$palette MCQLENS_SETTINGS=$SETTINGS python -m desktop.cli gui --db "$DB" \
       --item "$ITEM" --annotator screenshots --size "$size" --screenshot "docs/screenshots/window-$size-$palette.png"
