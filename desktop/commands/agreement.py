@@ -99,9 +99,13 @@ def run(args) -> int:
     if out.is_dir():
         for name in ("agreement.json", "agreement.html"):
             paths.output_file(out / name)  # overwritten if regular files; a folder or device in the way: refused
+    from desktop.commands.progress import Heartbeat
+
     store = Store.open(args.db, read_only=True)
     try:
-        report = agreement_report(store, args.source)
+        with Heartbeat("agreement") as beat:
+            beat.step("comparing the annotators")
+            report = agreement_report(store, args.source)
     finally:
         store.close()
     try:

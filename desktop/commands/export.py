@@ -69,9 +69,12 @@ def run(args) -> int:
         from desktop.commands import export_predictions
 
         return export_predictions.run(args)
-    with _open(args.db) as store:
+    from desktop.commands.progress import Heartbeat
+
+    # a line every few seconds while a large database is read and written (stderr, any stream)
+    with _open(args.db) as store, Heartbeat("export") as beat:
         result = export(store, args.kind, args.output, annotator=args.annotator, everyone=args.everyone,
-                        source=args.source, file=args.file, force=args.force)
+                        source=args.source, file=args.file, force=args.force, beat=beat)
     print(result.summary())
     if result.renamed:
         first = ", ".join(f"{i!r} -> {name}" for i, name in result.renamed[:3])
@@ -88,7 +91,7 @@ def _open(db: str):
 
 
 def export(store, kind: str, output, annotator: str | None = None, everyone: bool = False,
-           source: str | None = None, file: str | None = None, force: bool = False) -> ExportResult:
+           source: str | None = None, file: str | None = None, force: bool = False, beat=None) -> ExportResult:
     """Write `store`'s items as `kind` to `output` (what `mcqlens export` and File → Export… do).
 
     Layers (`LAYERS`; resolved by `desktop.domain.resolve.item`, as the window shows an
@@ -112,7 +115,11 @@ def export(store, kind: str, output, annotator: str | None = None, everyone: boo
     # race and csv take every stored item (RACE is the common core of all sources); expmrc every
     # ExpMRC item and every other item with evidence (`formats.expmrc.records` chooses)
     source = source if source else (None if kind in ("csv", "race", "expmrc") else kind)
+    if beat is not None:
+        beat.step("reading the database")
     datasets = store.load_datasets(source=source, annotator=annotator, file=file)
+    if beat is not None:
+        beat.step(f"writing {out}")
     # Adjudicated work wins: the writers prefer the gold layer field by field.
     if everyone:
         preferred = None

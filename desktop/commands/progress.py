@@ -121,3 +121,38 @@ def reading(step: Progress, name: str, i: int = 0, n: int = 1):
     def report(done: float, total: int, records: int) -> None:
         step(100 * (i + done / max(total, 1)) / n, detail=f"{name}, {records} records" if records else name)
     return report
+
+
+class Heartbeat:
+    """A line every `interval()` seconds while one long step of a command runs without a count of
+    its own (reading a whole database, writing an export, computing a report):
+    `export: writing OUT (25 s)`.  Nothing for a step shorter than that, on a terminal or not."""
+
+    def __init__(self, label: str, stream=None, quiet: bool = False):
+        self.label, self.stream, self.quiet = label, stream or sys.stderr, quiet
+        self.phase = ""
+        self._t0 = time.monotonic()
+        self._stop = None
+        self._thread = None
+
+    def step(self, phase: str) -> None:
+        self.phase = phase
+
+    def _beat(self) -> None:
+        every = interval()
+        while not self._stop.wait(every if every > 0 else 0.01):
+            print(f"{self.label}: {self.phase} ({time.monotonic() - self._t0:.0f} s)", file=self.stream, flush=True)
+
+    def __enter__(self) -> "Heartbeat":
+        if not self.quiet:
+            import threading
+
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._beat, name="mcqlens-heartbeat", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()

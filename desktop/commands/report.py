@@ -46,7 +46,10 @@ def run(args) -> int:
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later
-    with Store.open(args.db, read_only=True) as store:
+    from desktop.commands.progress import Heartbeat
+
+    with Store.open(args.db, read_only=True) as store, Heartbeat("report") as beat:
+        beat.step(f"writing the report to {args.out}")
         summary = corpus_report(store, args.out, args.source, args.annotator)
     ev = summary["evaluated"]
     print(f"{count(summary['items'], 'item')}, {summary['reviewed']} reviewed, {summary['eligible']} eligible; "
