@@ -148,8 +148,17 @@ class GiveawayView(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._wrap()
         if self.explanation is not None:
             self._fit()
+
+    def _wrap(self) -> None:
+        """Each wrapped label as tall as its lines at its width: a tab page does not pass a
+        label's height-for-width up to the scroll area, so without this the lines are cut."""
+        for label in (self.heading, self.legend, self.status):
+            want = label.heightForWidth(max(label.width(), 1)) if label.text() else 0
+            if label.minimumHeight() != want:
+                label.setMinimumHeight(want)
 
     def _legend(self) -> None:
         t = colors.theme()
@@ -159,6 +168,7 @@ class GiveawayView(QWidget):
         self.legend.setText(f"<span style='color:{t.muted}'>Shaded: the points the picked alternative loses when "
                             f"the word is taken out</span> {swatches}")
         self.legend.setAccessibleName("Legend of the shades")
+        self._wrap()
 
     def show_message(self, text: str, keep: bool = False) -> None:
         """A line under the text (working, stored, why not); `keep=False` also empties the view."""
@@ -169,6 +179,7 @@ class GiveawayView(QWidget):
             self.heading.setText("")
             self.text.clear()
             self.text.setAccessibleDescription(text)
+        self._wrap()
 
     def show_explanation(self, ex, question, note: str = "") -> None:
         t = colors.theme()
@@ -185,6 +196,7 @@ class GiveawayView(QWidget):
         scope = "" if ex.scope == "all" else " (content words only)"
         self.status.setText(f"<span style='color:{t.muted}'>{len(ex.words)} words tried by {how} them{scope}"
                             f"{' · ' + note if note else ''}. Hover over a word for its number.</span>")
+        self._wrap()
 
 
 class GiveawayReview(QObject):
