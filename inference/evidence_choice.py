@@ -63,7 +63,12 @@ class Settings:
     occlusion_top: int = 0  # re-score only the N most similar sentences (0: every sentence)
 
 
-DEFAULT_SETTINGS = Settings()
+# Chosen by 5-fold cross-validation inside ExpMRC RACE+ dev with the shipped MPNet reader (the
+# setting four of the five folds chose; `python -m models.evidence_cv`, docs/models.md): plain F1
+# (β 1), short sentences take a neighbour, the alternatives voted by the reader's probabilities,
+# and a quarter of the score from the reader's own drop without each of the 8 most similar sentences.
+DEFAULT_SETTINGS = Settings(beta=1.0, short_sentence=10, reader_weight=1.0, idf=True, occlusion_weight=0.25,
+                            occlusion_top=8)
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[f
     passages = {p.id: p for p in ds.passages}
     qs = [q for p in ds.passages for q in p.questions]
     model = inference.load_model(model_dir, device="cpu")
-    scores = inference.score(model, qs, passages, ["standard"])
+    scores = inference.score(model, qs, passages, ["standard"], evidence=None)  # the answers alone
     return {q.id: list(s.formats["standard"].probabilities) for q, s in zip(qs, scores)}
 
 
