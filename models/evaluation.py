@@ -100,7 +100,8 @@ def main(argv=None) -> int:
 
     from models import checkpoint
     from models.data import read_jsonl
-    from models.train import encode_all, load_tokenizer, predict
+    from models.encoding import encode_all, load_tokenizer
+    from models.train_model import predict
 
     run = Path(args.run)
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
