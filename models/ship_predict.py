@@ -11,7 +11,7 @@ Writes (rank 0), under --out:
 * ``logits_race.npz``: bf16-autocast logits of every RACE train and dev question in both
   formats (ids, format, key, [n, 4] logits as float16): what a distilled student learns from;
 * ``calibration.npz``: per layer, the largest |activation| of each input channel of the FFN
-  down-projection over calibration questions (SmoothQuant, `models.mpnet_onnx.smooth_factors`).
+  down-projection over calibration questions (SmoothQuant, `models.mpnet_int8.smooth_factors`).
 """
 from __future__ import annotations
 
