@@ -28,7 +28,7 @@ SETS = ("race-test-high", "race-test-middle", "race-test", "expmrc", "embrace", 
 N_SHORTCUT_MAX = 2.0
 
 
-from models.report import wilson  # one 95% interval for the report and the GPU evaluation
+from models.report_data import wilson  # one 95% interval for the report and the GPU evaluation
 
 
 def set_of(row: dict) -> list[str]:
