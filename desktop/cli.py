@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module under `desktop.commands` with a
 `register(subparsers)` that only builds its parser (heavy imports happen inside the
-command's function, so `mcqlens gui` starts fast).  Errors of the product
+command's function, so `mcqlens gui` starts fast); `gui`, the command that opens the
+window, is `desktop.gui`, above the commands the window itself calls.  Errors of the product
 (`McqLensError`) become one `error:` line on stderr and exit status 2.
 """
 from __future__ import annotations
@@ -14,11 +15,13 @@ import sys
 
 from desktop.domain.errors import McqLensError
 
-# Order here is the order in `mcqlens --help`.
+# Order here is the order in `mcqlens --help`; each is a module of `desktop.commands`, except
+# `gui` (`desktop.gui`: the window's entry point sits above the commands the window calls).
 COMMANDS = (
     "gui", "import_", "export", "stats", "annotate", "report", "score", "explain", "train",
     "expmrc", "nota", "merge", "agreement",
 )
+_MODULES = {"gui": "desktop.gui"}
 
 
 def version() -> str:
@@ -47,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcqlens {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"desktop.commands.{name}").register(sub)
+        importlib.import_module(_MODULES.get(name, f"desktop.commands.{name}")).register(sub)
     return parser
 
 

@@ -88,7 +88,7 @@ def dequantize_model(model):
             add.append(node)
             remove.add(id(n))
         elif n.op_type == "DequantizeLinear" and n.input[0] in inits:
-            # a constant int8 weight (models.mpnet_onnx's weight-only recipe): a float initializer
+            # a constant int8 weight (models.mpnet_int8's weight-only recipe): a float initializer
             q = _array(inits, n.input[0]).astype(np.float32)
             scale = _array(inits, n.input[1]).astype(np.float32)
             zp = _array(inits, n.input[2]).astype(np.float32) if len(n.input) > 2 and n.input[2] in inits else 0.0

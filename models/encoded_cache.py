@@ -2,7 +2,7 @@
 
 Tokenizing all of RACE train in both formats takes minutes on one core and every rank of a
 torchrun launch would do it again; on a GPU machine's many cores in worker processes it takes
-seconds, and the ranks then read the file.  The rules are `models.train.encode_all`'s (the
+seconds, and the ranks then read the file.  The rules are `models.encoding.encode_all`'s (the
 runtime's own `inference.formatting`), so cached and uncached runs see the same tokens.
 
     python -m models.encoded_cache --data carry/race.jsonl.gz --backbone carry/mpnet -o build/encoded.npz
@@ -22,7 +22,7 @@ CHUNK = 512  # records per task: a passage's questions sit together in the pack,
 
 def _encode_chunk(task):
     backbone, part, formats, max_length = task
-    from models.train import encode_all, load_tokenizer
+    from models.encoding import encode_all, load_tokenizer
 
     tok = _TOKENIZERS.get(backbone) or _TOKENIZERS.setdefault(backbone, load_tokenizer(backbone))
     out = []
@@ -37,8 +37,8 @@ _TOKENIZERS: dict = {}
 
 def encode_records(backbone: str, records: list[dict], formats: list[str], max_length: int,
                    processes: int | None = None) -> list:
-    """`models.train.Encoded` items of `records` in `formats` (format-major order, as encode_all)."""
-    from models.train import Encoded
+    """`models.encoding.Encoded` items of `records` in `formats` (format-major order, as encode_all)."""
+    from models.encoding import Encoded
 
     processes = processes or max(1, min(48, (os.cpu_count() or 2) - 2))
     # one thread per worker process: tokenizers' own thread pool in every process would
@@ -75,7 +75,7 @@ def save(path: str | Path, items: list, meta: dict | None = None) -> Path:
 
 
 def load(path: str | Path) -> tuple[list, dict]:
-    from models.train import Encoded
+    from models.encoding import Encoded
 
     z = np.load(path)
     index = json.loads(z["index"].tobytes().decode())

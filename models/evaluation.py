@@ -28,7 +28,7 @@ SETS = ("race-test-high", "race-test-middle", "race-test", "expmrc", "embrace", 
 N_SHORTCUT_MAX = 2.0
 
 
-from models.report import wilson  # one 95% interval for the report and the GPU evaluation
+from models.report_data import wilson  # one 95% interval for the report and the GPU evaluation
 
 
 def set_of(row: dict) -> list[str]:
@@ -100,7 +100,8 @@ def main(argv=None) -> int:
 
     from models import checkpoint
     from models.data import read_jsonl
-    from models.train import encode_all, load_tokenizer, predict
+    from models.encoding import encode_all, load_tokenizer
+    from models.train_model import predict
 
     run = Path(args.run)
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")

@@ -15,9 +15,9 @@ The background pipeline (`run`): environment record; token ids of the pack on ev
 training on N GPUs (`torchrun -m models.train`, DDP, schedule fitted to --schedule-seconds);
 logits on N GPUs (`models.ship_predict`: float32 on RACE dev and the evaluation sets, bf16 on
 RACE train + dev, SmoothQuant statistics); the ONNX graph built from the weights
-(`models.mpnet_onnx`) and checked against PyTorch; int8 recipes tried from the fastest,
-the first whose argmax agrees with float32 on >= 99.3% of a RACE dev sample in both formats
-is shipped (split in files < 16 MiB, card.json); then, side by side, the shipped directory
+(`models.mpnet_onnx`) and checked against PyTorch; int8 recipes (`models.mpnet_int8`) tried
+from the fastest, the first whose argmax agrees with float32 on >= 99.3% of a RACE dev sample
+in both formats is shipped (split in files < 16 MiB, card.json); then, side by side, the shipped directory
 evaluated through the product's runtime on the CPU cores (`inference.load_model`) and the
 1-GPU and N-GPU training throughput of the same code.
 """
@@ -173,7 +173,7 @@ def step_export(processes: int) -> dict:
 
     from inference.formatting import encode_questions, load_tokenizer
     from inference.session import unpadded_logits
-    from models import checkpoint, int8_check, mpnet_onnx
+    from models import checkpoint, int8_check, mpnet_int8, mpnet_onnx
     from models.data import read_jsonl
 
     final = Path("build/run/final/model")
@@ -212,8 +212,8 @@ def step_export(processes: int) -> dict:
         graph = fp32
         if recipe == "smooth":
             graph = mpnet_onnx.build(state, cfg, cfg.get("pooling", "mean"),
-                                     smooth=mpnet_onnx.smooth_factors(absmax, state, alpha))
-        q = mpnet_onnx.quantize(graph, recipe)
+                                     smooth=mpnet_int8.smooth_factors(absmax, state, alpha))
+        q = mpnet_int8.quantize(graph, recipe)
         path = work / f"{recipe}{'' if alpha is None else alpha}.onnx"
         onnx.save(q, str(path))
         got = int8_check.logits("graph", path, sample, ["standard", "shortcut"], processes,
@@ -236,11 +236,11 @@ def step_export(processes: int) -> dict:
 
 
 def write_model_dir(chosen: dict, final: Path, cfg: dict) -> None:
-    from models import mpnet_onnx
+    from models import external_data
 
     if MODEL_DIR.exists():
         shutil.rmtree(MODEL_DIR)
-    files = mpnet_onnx.save_split(chosen["graph"], MODEL_DIR, "model.int8.onnx")
+    files = external_data.save_split(chosen["graph"], MODEL_DIR, "model.int8.onnx")
     shutil.copy(final / "tokenizer.json", MODEL_DIR / "tokenizer.json")
     ev = json.loads((RESULTS / "evaluation_torch.json").read_text())
     metrics = json.loads((RESULTS / "train_metrics.json").read_text())

@@ -11,7 +11,7 @@ Writes (rank 0), under --out:
 * ``logits_race.npz``: bf16-autocast logits of every RACE train and dev question in both
   formats (ids, format, key, [n, 4] logits as float16): what a distilled student learns from;
 * ``calibration.npz``: per layer, the largest |activation| of each input channel of the FFN
-  down-projection over calibration questions (SmoothQuant, `models.mpnet_onnx.smooth_factors`).
+  down-projection over calibration questions (SmoothQuant, `models.mpnet_int8.smooth_factors`).
 """
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def main(argv=None) -> int:
     from models import checkpoint, encoded_cache
     from models.data import read_jsonl
     from models.evaluation import summarise
-    from models.train import Dist, encode_all, load_tokenizer, predict
+    from models.distributed import Dist
+    from models.encoding import encode_all, load_tokenizer
+    from models.train_model import predict
 
     dist_ = Dist(torch)
     device = dist_.start("cuda" if torch.cuda.is_available() else "cpu")
@@ -104,7 +106,7 @@ def main(argv=None) -> int:
 
 def calibration(model, items, torch, device) -> dict[int, np.ndarray]:
     """Largest |input| per channel of every FFN down-projection, over the real tokens only."""
-    from models.train import collate
+    from models.encoding import collate
 
     layers = model.encoder.encoder.layer
     absmax = {i: None for i in range(len(layers))}

@@ -9,11 +9,11 @@ python3 -m torch.distributed.run --standalone --nproc_per_node 4 -m models.train
   --schedule-seconds ${1:-240} --stop-after ${2:-260} --init-from build/run/final/model > build/ship/train2.log 2>&1
 python3 - <<'PY'
 from pathlib import Path; import json
-from models import gpu_ship, checkpoint, mpnet_onnx
+from models import gpu_ship, checkpoint, mpnet_int8, mpnet_onnx
 final = Path("build/run2/final/model")
 model = checkpoint.load(final).float().eval()
 cfg = json.loads((final / "config.json").read_text())
-q = mpnet_onnx.quantize(mpnet_onnx.build(mpnet_onnx.state_arrays(model), cfg, cfg.get("pooling", "mean")), "weights")
+q = mpnet_int8.quantize(mpnet_onnx.build(mpnet_onnx.state_arrays(model), cfg, cfg.get("pooling", "mean")), "weights")
 gpu_ship.MODEL_DIR = gpu_ship.RESULTS / "model2"
 gpu_ship.write_model_dir({"recipe": "weights", "alpha": None, "graph": q}, final, cfg)
 import shutil; shutil.copy("build/run2/final/metrics.json", gpu_ship.RESULTS / "model2" / "train_metrics2.json")

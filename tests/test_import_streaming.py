@@ -50,7 +50,7 @@ def test_a_file_beyond_the_budget_is_read_again_and_stored_the_same(tmp_path, mo
 
     # a budget below the file's questions and parts of 50 questions: read twice, stored in parts
     monkeypatch.setattr(import_, "KEEP_QUESTIONS", 100)
-    monkeypatch.setattr("desktop.store.store.IMPORT_PART", 50)
+    monkeypatch.setattr("desktop.store.importing.IMPORT_PART", 50)
     from desktop import formats
 
     rereads = []
@@ -88,7 +88,7 @@ def test_a_file_changed_between_the_readings_is_refused_and_nothing_stored(tmp_p
     capsys.readouterr()
     digest = hashlib.sha256(db.read_bytes()).hexdigest()
     monkeypatch.setattr(import_, "KEEP_QUESTIONS", 10)
-    monkeypatch.setattr("desktop.store.store.IMPORT_PART", 20)
+    monkeypatch.setattr("desktop.store.importing.IMPORT_PART", 20)
     real = Store.import_files
 
     def import_files(self, files, *args, **kwargs):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.domain import surface_lint as L
+from desktop.domain import surface_rules, surface_scan
 from desktop.domain import typology as T
 from desktop.domain.model import Question
 from desktop.formats import read
@@ -119,7 +120,7 @@ def test_the_fast_scan_finds_what_the_rules_define_on_real_texts():
                 *read(root / "race" / "dev" / "middle")]
     strings = list(dict.fromkeys(_strings(datasets)))
     assert len(strings) > 5000
-    reference = [L._found_reference(s) for s in strings]
-    assert [L._found.__wrapped__(s) for s in strings] == reference
+    reference = [surface_rules.found_reference(s) for s in strings]
+    assert [surface_scan.found.__wrapped__(s) for s in strings] == reference
     # the rules do fire there, every one of them, so the comparison compares something
-    assert {typ for found in reference for typ, *_ in found} == {typ for typ, _, _ in L._RULES}
+    assert {typ for found in reference for typ, *_ in found} == {typ for typ, _, _ in surface_rules.RULES}

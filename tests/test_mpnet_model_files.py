@@ -36,7 +36,7 @@ def tiny(tmp_path_factory):
 
 def build(root: Path):
     """(PyTorch model, fp32 directory, int8 directory) of a 2-layer, 48-wide MPNet reader."""
-    from models import mpnet_onnx
+    from models import external_data, mpnet_int8, mpnet_onnx
     from models.mc_model import MultipleChoiceModel, default_backbone
     from models.mpnet import MPNetConfig, MPNetEncoder
 
@@ -50,10 +50,10 @@ def build(root: Path):
     config = {**model.encoder.config_dict(), "pooling": "mean"}
     fp32 = mpnet_onnx.build(mpnet_onnx.state_arrays(model), config, "mean")
     dirs = {}
-    for precision, graph in (("fp32", fp32), ("int8", mpnet_onnx.quantize(fp32, "weights"))):
+    for precision, graph in (("fp32", fp32), ("int8", mpnet_int8.quantize(fp32, "weights"))):
         d = root / precision
         name = f"model.{'int8.' if precision == 'int8' else ''}onnx"
-        files = mpnet_onnx.save_split(graph, d, name, part_bytes=PART[precision])
+        files = external_data.save_split(graph, d, name, part_bytes=PART[precision])
         (d / "tokenizer.json").write_bytes((default_backbone() / "tokenizer.json").read_bytes())
         card = {"name": f"tiny MPNet ({precision})", "id": f"tiny-mpnet-{precision}",
                 "backbone": "random 2-layer MPNet", "formats": ["standard", "shortcut"], "max_length": 512,

@@ -38,7 +38,7 @@ def corpus_report(store, out: str, source: str | None = None, annotator: str | N
 
 def run(args) -> int:
     from desktop.domain.errors import StoreError
-    from desktop.reports.corpus_report import mode_text
+    from desktop.reports.corpus_totals import mode_text
     from desktop.store import Store
 
     from desktop.commands import paths

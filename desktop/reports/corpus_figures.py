@@ -7,6 +7,8 @@ from pathlib import Path
 from desktop.domain import difficulty as D
 from desktop.domain import typology as T
 
+from .corpus_totals import mode_text
+
 ACC_COLOURS = {T.ACCEPTABLE: "#4daf4a", T.MAINLY: "#ffd92f", T.PARTIALLY: "#ff7f00", T.UNACCEPTABLE: "#e41a1c"}
 TIER_COLOURS = {T.MILD: "#ffd92f", T.MODERATE: "#ff7f00", T.SEVERE: "#e41a1c"}
 SHORT = {T.ACCEPTABLE: "A", T.MAINLY: "mA", T.PARTIALLY: "pA", T.UNACCEPTABLE: "uA"}
@@ -160,11 +162,6 @@ def total_histogram(totals, stats: dict, out: Path) -> str:
     else:
         ax.set_title("Fig. 8 — total difficulty: no eligible assessed MCQs")
     return _save(fig, out / "fig08_total_difficulty.png")
-
-
-def mode_text(stats: dict) -> str:
-    from .corpus_report import mode_text as text
-    return text(stats)
 
 
 def _stacked(ax, df, column: str, order: list[str], labels: list[str], rotation: int = 60):

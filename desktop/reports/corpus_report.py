@@ -6,36 +6,16 @@ from files); `mcqlens report` feeds it from the database.
 from __future__ import annotations
 
 import html
-import statistics
 import time
 from pathlib import Path
 
 from desktop.domain import difficulty as D
-from desktop.domain import typology as T
 from desktop.domain.time_on_item import IDLE_LIMIT_S
 
 from . import corpus_figures as F
 from . import corpus_items as I
 from . import giveaway_page, lint_eval
-
-SEED_STATS = {"n": 1181, "mean": 13.09, "median": 13, "mode": 14}
-
-
-def total_stats(totals: list[float]) -> dict:
-    """n, mean, median and the modes of the totals.  `modes`: every most frequent total,
-    ascending; `mode`: the smallest of them (a number for plots and JSON); show them with
-    `mode_text`, so a tie reads the same everywhere."""
-    if not totals:
-        return {"n": 0, "mean": float("nan"), "median": float("nan"), "mode": float("nan"), "modes": []}
-    modes = sorted(statistics.multimode(totals))
-    return {"n": len(totals), "mean": statistics.mean(totals), "median": statistics.median(totals),
-            "mode": modes[0], "modes": modes, "min": min(totals), "max": max(totals)}
-
-
-def mode_text(stats: dict) -> str:
-    """The mode as the terminal, the page and Fig. 8 print it: "12", or "12, 13" for a tie."""
-    modes = stats.get("modes") or []
-    return ", ".join(f"{m:g}" for m in modes) if modes else "–"
+from .corpus_totals import SEED_STATS, mode_text, total_stats
 
 
 def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:

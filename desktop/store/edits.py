@@ -1,4 +1,5 @@
-"""Applying `Change`s: the state of one field before and after, so that undo can restore it.
+"""Applying `Change`s: `Store.apply` and `Store.batch` (`EditMethods`, at the end), and the
+state of one field before and after, so that undo can restore it.
 
 Every field has a *state* that can be read and written back:
 
@@ -11,6 +12,7 @@ Every field has a *state* that can be read and written back:
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from desktop.domain import difficulty, typology, values
@@ -18,6 +20,7 @@ from desktop.domain.changes import STATUSES, Change, is_known_field
 from desktop.domain.errors import StoreError
 from desktop.domain.model import ANSWERABILITY, BASIS, HUMAN, IMPORTED, ORIGINS, ROLES
 
+from . import conflicts, imports
 from .decode import loads
 from .imports import dumps, now
 
@@ -328,3 +331,43 @@ def target_of(field: str, before: Any, after: Any) -> int | None:
     if field.startswith(("span.", "problem.")):
         return (after or before)["id"]
     return None
+
+
+class EditMethods:
+    """`Store.batch` and `Store.apply` (mixed into `Store`)."""
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Several writes as one transaction (a merge, a batch edit): all of them or none.
+
+        Each `apply` inside still writes its own history row; `import_datasets` and
+        `apply` nest as savepoints."""
+        with self._c.transaction():
+            yield self
+
+    def apply(self, change: Change, expect: Any = conflicts.NOT_GIVEN) -> int:
+        """Apply one edit in one transaction with its history row; returns the history id.
+
+        A question edited for the first time by an annotator moves from "untouched" to
+        "in progress" for that annotator (status is each annotator's own).
+        `expect`: the field's value as the editing window showed it; if another program
+        changed it since, `StaleEditError` (a StoreError) is raised and nothing is written.
+        """
+        who = change.annotator or self.annotator
+        with self._c.transaction() as conn:
+            before, after, target = plan_change(conn, change, who)
+            conflicts.check(conn, change, who, before, expect)
+            self._ensure_annotator(conn, who)
+            row_id = set_state(conn, change.item, change.field, who, after, target)
+            if change.field.endswith(".add"):
+                after = dict(after, id=row_id)
+            if change.field != "status":
+                touch(conn, change.item, who)
+            conn.execute("UPDATE questions SET row_version = row_version + 1 WHERE id=?", (change.item,))
+            # a fresh edit ends what this annotator could still redo
+            conn.execute("UPDATE history SET undone=2 WHERE annotator=? AND kind='change' AND undone=1", (who,))
+            return self._history(conn, who, change.item, change.field, before, after)
+
+    def _ensure_annotator(self, conn, name: str) -> None:
+        conn.execute("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'human', ?)",
+                     (name, imports.now()))

@@ -9,7 +9,7 @@ and the item's text (instant); else the model's worker thread computes it, and t
 thread stores it, so the next visit is instant too.  Nothing is computed while the tab is
 hidden.
 
-`GiveawayReview(review)` hooks the view into a `ModelReview` (desktop/ui/model_panel.py):
+`GiveawayReview(review)` hooks the view into a `ModelReview` (desktop/ui/model_review.py):
 the tab, a "Why?" button under the shortcut figures, and the worker's results.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ The window reads like its menus; each menu's work lives in a module named after 
 | Mark (and the mark bar) | `menu_mark.py` |
 | Go (next, previous, unfinished) | `menu_go.py` |
 | Annotators (layers, adjudicate) | `layers.py`, `adjudication_dialog.py` |
-| Model (model directory, score all; the panel) | `menu_model.py`, `model_panel.py` |
+| Model (model directory, score all; the panel) | `menu_model.py`, `model_review.py` (the panel: `model_panel.py`) |
 | Reports (report, agreement, disagreements) | `menu_reports.py`, `agreement_dialog.py` |
 | Help | `menu_help.py` |
 
@@ -90,7 +90,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.import_runner.finished.connect(self._import_read)
         self.import_runner.failed.connect(self._import_failed)
         self._progress: QProgressDialog | None = None
-        from desktop.ui.model_panel import install as install_model_review
+        from desktop.ui.model_review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
         self.model_review = install_model_review(self, self.remembered_model_dir())
         from desktop.ui.help_window import install_help_menu

@@ -6,7 +6,7 @@ Scoring is `desktop.commands.score.score_store`, the function behind `mcqlens sc
 the same model loading, the same rows stored, one transaction per chunk, so a
 cancelled run keeps what it scored and Score all… again goes on from there.  The
 model panel's own actions (accept evidence, rescore the item, …) join this menu
-(desktop/ui/model_panel.py).  A mixin of `MainWindow`.
+(desktop/ui/model_review.py).  A mixin of `MainWindow`.
 """
 from __future__ import annotations
 

@@ -1,4 +1,12 @@
-"""`mcqlens gui`: open the annotation workbench (also `python -m desktop`)."""
+"""`mcqlens gui`: open the annotation workbench (also `python -m desktop`).
+
+The one command that opens the window, so it sits at the top of the package, beside
+`cli.py`, rather than among `desktop.commands`: the window (`desktop.ui`) calls the
+commands' functions (the menus and the command line do the same work), so a command
+that imported the window would import upward.  Nothing below this module imports
+`desktop.ui` (the import-linter contracts in pyproject.toml), and it imports Qt only
+inside `run`, so the rest of the command line never loads it.
+"""
 from __future__ import annotations
 
 

@@ -1,0 +1,188 @@
+"""`ModelReview`: the model panel joined to the window and to the model's thread.
+
+It places the panel beside the question, adds the Model menu's review actions and the
+navigator's order box, and on every item the window renders (`show`) puts the stored
+scores in the panel or asks the `ScoringWorker` for them.  What comes back from the worker
+(the model loaded, an item scored, what-if) is `review_worker.py`; accepting, editing or
+rejecting the model's evidence is `review_evidence.py`; the Why? tab is `giveaway_view.py`.
+Without a model the panel says why and the rest of the window works as before.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
+
+from desktop.domain.model import MODEL
+from desktop.ui import model_scoring as ms
+from desktop.ui.deferred import WhenShown
+from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally
+from desktop.ui.fit_text import ElidingCombo
+from desktop.ui.giveaway_view import GiveawayReview
+from desktop.ui.model_panel import ModelPanel
+from desktop.ui.review_evidence import EvidenceDecisions
+from desktop.ui.review_worker import WorkerWiring
+
+
+class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
+    """Model panel + worker + menu, hooked into a `MainWindow`."""
+
+    def __init__(self, window, model_dir: str | Path | None = None):
+        super().__init__(window)
+        self.window = window
+        self.backend = window.backend
+        self.model_dir = Path(model_dir) if model_dir else ms.default_model_dir()
+        self.model = None
+        self.model_error: str | None = None
+        self.view: ms.ModelView | None = None
+        self.tally = AgreementTally()
+        self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self.closed = False
+        self.tally_loaded = False
+        self.stopped = False  # the window closed: results still queued are dropped
+        self._whatif_gen = 0
+        self._pending: str | None = None  # item whose scores are being computed
+        self.panel = ModelPanel()
+        self.panel.set_title(None)
+        self.panel.set_status(f"loading the model from {self.model_dir}…")
+        self.panel.suggest.clicked.connect(self.add_suggested_tag)
+        self.panel.evidence.acceptRequested.connect(self.accept_evidence)
+        self.panel.evidence.editRequested.connect(self.edit_evidence)
+        self.panel.evidence.rejectRequested.connect(self.reject_evidence)
+        self.panel.whatif.changed.connect(self._whatif_changed)
+        self._whatif_reset = False
+        self.whatif_later = WhenShown(self.panel.whatif)
+        self._place()
+        self.why = GiveawayReview(self)  # the Why? tab: the words that give the key away
+        self._menu()
+        self._order_box()
+        self._start_worker()
+        window.installEventFilter(self)
+
+    # ---- placing ---------------------------------------------------------------------------------
+    def _place(self) -> None:
+        qv = self.window.question_view
+        outer = qv.parentWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the panel wraps to the width given
+        scroll.setWidget(self.panel)
+        scroll.setMinimumWidth(300)
+        self.scroll = scroll
+        if isinstance(outer, QSplitter):
+            index = outer.indexOf(qv)
+            row = QSplitter(Qt.Horizontal)
+            outer.insertWidget(index, row)
+            row.addWidget(qv)
+            row.addWidget(scroll)
+            row.setStretchFactor(0, 1)
+            row.setSizes([430, 390])
+            outer.setSizes([520, 420])
+            self.row = row
+        else:  # a layout the panel does not know: a tab beside the others
+            self.window.tabs.addTab(scroll, "Model")
+
+    def _menu(self) -> None:
+        w = self.window
+        # the window's Model menu (desktop/ui/menu_model.py: model directory, Score all…)
+        menu = getattr(w, "model_menu", None) or w.menuBar().addMenu("Mo&del")
+
+        def action(text, slot, key=None):
+            a = QAction(text, w)
+            if key:
+                a.setShortcut(QKeySequence(key))
+                a.setShortcutContext(Qt.WindowShortcut)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        action("&Accept model evidence", self.accept_evidence, ACCEPT_KEY)
+        action("&Edit model evidence", self.edit_evidence, EDIT_KEY)
+        action("&Reject model evidence", self.reject_evidence, REJECT_KEY)
+        action("Add the suggested &tag (answerable without reading)", self.add_suggested_tag)
+        menu.addSeparator()
+        action("Rescore this &item", self.rescore)
+
+    def _order_box(self) -> None:
+        """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
+        nav = self.window.navigator
+        box = ElidingCombo()
+        box.addItems(["order: as imported", "order: shortcut N ↑", "order: MI ↑"])
+        box.setAccessibleName("Order of the items")
+        box.setToolTip("Sort the items (within and across passages) by the model's numbers; "
+                       "unscored items go last. Filter by flag with the “model” filter.")
+        box.setAccessibleName("Item order")
+        box.setAccessibleDescription("List the items as imported, or by the shortcut model's N or by MI, lowest first")
+        box.currentIndexChanged.connect(self._order_changed)
+        layout = nav.layout()
+        layout.insertWidget(max(0, layout.count() - 2), box)
+        self.order = box
+
+    def _order_changed(self, index: int) -> None:
+        """Re-order the navigator (a query in the store): a passage goes where its lowest item goes."""
+        self.window.navigator.set_order({1: "shortcut_n", 2: "mi_bits"}.get(index, "import"))
+
+    # ---- the current item ----------------------------------------------------------------------
+    def show(self, state, new_item: bool, request: bool = True) -> None:
+        """Called by the window whenever it renders an item (new or refreshed)."""
+        q = state.question
+        if new_item:
+            self.worker.cancel_item()
+            self._pending = None
+            self._whatif_reset = True
+        model_id = self.model.id if self.model is not None else None
+        view = ms.view_of(q, model_id=model_id)
+        if view is None and model_id is None:
+            view = ms.view_of(q)
+        self.view = view
+        if self.model is None:
+            self.panel.set_title(view.model_name if view else None, "stored scores" if view else "")
+        has_tag = any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in q.problems)
+        self.panel.show_view(view, len(q.alternatives), q.key,
+                             suggest=view is not None and view.answerable_without_reading and not has_tag)
+        probs = view.shortcut.probabilities if view is not None and view.shortcut is not None else None
+        self.whatif_later.update("item", lambda: self._show_whatif(q, probs))  # when its tab is in front
+        complete = view is not None and all(f in view.formats for f in ms.FORMATS
+                                            if self.model is not None and f in self.model.card.formats)
+        if self.model is not None and not complete and request:
+            self.panel.set_status("scoring this item…")
+            self._pending = q.id
+            self.worker.request_item(q.id, q, state.passage_text)
+        elif self.model is not None:
+            self.panel.set_status("")
+        self._show_evidence(state)
+        self.why.show_item(state)
+
+    # ---- suggestion ------------------------------------------------------------------------------
+    def add_suggested_tag(self) -> int | None:
+        st = self.window.state
+        if st is None or self.view is None or not self.view.answerable_without_reading:
+            return None
+        if any(p.type == ms.ANSWERABLE_WITHOUT_READING for p in st.question.problems):
+            return None
+        return self.window.edit("problem.add", {"type": ms.ANSWERABLE_WITHOUT_READING, "element": "question",
+                                                "origin": MODEL})
+
+    # ---- closing -------------------------------------------------------------------------------------
+    def eventFilter(self, obj, event):
+        if obj is self.window and event.type() == QEvent.Close:
+            self.stopped = True
+            self.closed = True  # scores still queued for delivery find the store closed: drop them
+            self.worker.stop()
+        return False
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the model's thread; wait `timeout` seconds for it (None: until it has ended)."""
+        self.worker.stop(timeout)
+
+
+def install(window, model_dir: str | Path | None = None) -> ModelReview | None:
+    """Hook the model panel into the window; a failure here never stops the window from opening."""
+    try:
+        return ModelReview(window, model_dir)
+    except Exception as exc:  # noqa: BLE001 - the workbench must open without model review
+        window.statusBar().showMessage(f"Model panel unavailable: {exc}", 15000)
+        return None

@@ -1,0 +1,204 @@
+"""`ModelReview`'s side of the model's thread (`ScoringWorker`): loading the model, asking for
+an item's scores and storing what comes back, the evidence tally's reads, what-if.
+
+The worker computes; the GUI thread writes the scores into the store (or, in a read-only
+window, only shows them).  A mixin of `ModelReview` (`model_review.py`).
+"""
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+from desktop.domain.errors import McqLensError
+from desktop.ui import colors
+from desktop.ui import model_scoring as ms
+from desktop.ui.scoring_worker import ScoringWorker
+
+
+class WorkerWiring:
+    """The model's thread, seen from the window (mixed into `ModelReview`)."""
+
+    def use_model_dir(self, model_dir: str | Path) -> None:
+        """Load another model (Model → Choose the model directory…): a new worker, the panel reloads."""
+        self.worker.stop()
+        self.model_dir = Path(model_dir)
+        self.model, self.model_error, self.view = None, None, None
+        self.panel.set_title(None)
+        self.panel.set_status(f"loading the model from {self.model_dir}…")
+        for b in (self.panel.whatif.nota, self.panel.whatif.text):
+            b.setEnabled(True)
+        self._start_worker()
+
+    def _start_worker(self) -> None:
+        self.worker = ScoringWorker(self.model_dir)
+        self.worker.modelReady.connect(self._model_ready)
+        self.worker.modelFailed.connect(self._model_failed)
+        self.worker.itemScored.connect(self._item_scored)
+        self.worker.itemFailed.connect(self._item_failed)
+        self.worker.whatifScored.connect(self._whatif_scored)
+        self.worker.jobDone.connect(self._job_done)
+        self.worker.start()
+
+    def _model_ready(self, model) -> None:
+        self.model = model
+        self.model_error = None
+        runner = model.runner
+        device = "GPU" if getattr(runner, "on_gpu", False) else "CPU"
+        self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
+        self.panel.title.setToolTip(f"{model.directory}\n{model.message}")
+        self.panel.set_status("")
+        st = self.window.state
+        if st is not None:
+            self.show(st, new_item=False, request=True)
+        self._start_tally()
+
+    def _read_datasets(self):
+        """A function for the worker: every dataset with this annotator's annotations, read
+        through a connection of its own when the database is a file (Score whole database)."""
+        from desktop.store import Store
+        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+
+        def read():
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, read_only=True) if own else shared
+            try:
+                return store.load_datasets(annotator=me)
+            finally:
+                if own:
+                    store.close()
+        return read
+
+    def _read_evidence_items(self):
+        """A function for the worker: the items with model evidence (the only ones the tally
+        counts), with this annotator's annotations and their passages, read through a connection
+        of its own when the database is a file; never the whole bank."""
+        from desktop.domain.model import Dataset, Passage
+        from desktop.store import Store
+        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+
+        def read():
+            own = path not in (None, "", ":memory:") and os.path.exists(path)
+            store = Store.open(path, create=False) if own else shared
+            try:
+                passages: dict[str, Passage] = {}
+                ids = store.predicted_items(with_evidence=True)
+                for k in range(0, len(ids), 500):
+                    for q in store.questions(ids[k:k + 500], annotator=me):
+                        if q.passage_id not in passages:
+                            passages[q.passage_id] = store.passage(q.passage_id)
+                            passages[q.passage_id].questions = []
+                        passages[q.passage_id].questions.append(q)
+                return [Dataset(source="items with model evidence", passages=list(passages.values()))]
+            finally:
+                if own:
+                    store.close()
+        return read
+
+    def _start_tally(self) -> None:
+        read, me, model_id = self._read_evidence_items(), self.backend.annotator, self.model.id
+        self.worker.run_job("tally", lambda: ms.agreement_over(read(), me, model_id))
+
+    def _job_done(self, name: str, result) -> None:
+        if name == "tally" and result is not None:
+            f1, decisions = result
+            # what this session already recorded is newer than the database read
+            self.tally.f1 = {**f1, **self.tally.f1}
+            self.tally.decisions = {**decisions, **self.tally.decisions}
+            self.tally_loaded = True
+            self.panel.evidence.set_tally(self.tally.summary())
+
+    def _model_failed(self, message: str) -> None:
+        self.model_error = message
+        self.panel.set_title(None)
+        self.panel.set_status(
+            f"<b>No model:</b> {html.escape(message)}.<br>Put a model directory at <code>models/default/</code> "
+            "(mcqlens train) or start with <code>mcqlens gui --model DIR</code>. Everything else works without it"
+            + ("; predictions already stored are shown below." if self.view else "."))
+        for b in (self.panel.whatif.nota, self.panel.whatif.text):
+            b.setEnabled(False)
+        self.why.show_item(self.window.state)
+
+    def settle(self, timeout: float = 20.0) -> bool:
+        """Wait (processing events) until the model is loaded and the current item scored.
+
+        For `mcqlens gui --screenshot`, which renders once; the interactive window never waits.
+        """
+        import time
+
+        from PySide6.QtWidgets import QApplication
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            QApplication.processEvents()
+            if self.model_error or (self.model is not None and self._pending is None):
+                return True
+            time.sleep(0.01)
+        return False
+
+    def _item_scored(self, item_id: str, preds) -> None:
+        if self.stopped or self.closed:  # queued before the window closed; its database may be closed already
+            return
+        if item_id == self._pending:
+            self._pending = None
+        if getattr(self.backend, "read_only", False):
+            self._show_unstored(item_id, preds)
+            return
+        try:
+            self.backend.store.add_predictions([(item_id, p) for p in preds])
+        except McqLensError as exc:
+            self.panel.set_status(f"could not store the scores: {html.escape(str(exc))}")
+            return
+        self.scored_items += 1
+        self._update_facts(item_id)
+        st = self.window.state
+        if st is not None and self.window.current == item_id:
+            st.question.predictions = self.backend.store.predictions(item_id)
+            self.show(st, new_item=False, request=False)
+
+    def _show_unstored(self, item_id: str, preds) -> None:
+        """A read-only window (a screenshot, a read-only folder): the scores are computed and
+        shown, never stored."""
+        self.scored_items += 1
+        st = self.window.state
+        if st is not None and self.window.current == item_id:
+            new = {(p.model_id, p.input_format) for p in preds}
+            st.question.predictions = [p for p in st.question.predictions
+                                       if (p.model_id, p.input_format) not in new] + list(preds)
+            self.show(st, new_item=False, request=False)
+
+    def _item_failed(self, item_id: str, message: str) -> None:
+        if item_id == self._pending:
+            self._pending = None
+        if self.window.current == item_id:
+            self.panel.set_status(f"<span style='color:{colors.theme().error}'>{html.escape(message)}</span>")
+
+    def _update_facts(self, item_id: str) -> None:
+        if self.window.state is None or self.window.current != item_id:
+            return
+        self.window.state.question.predictions = self.backend.store.predictions(item_id)
+        self.window.update_item_facts(item_id)
+
+    def rescore(self) -> None:
+        st = self.window.state
+        if st is not None and self.model is not None:
+            self.panel.set_status("scoring this item…")
+            self.worker.request_item(st.question.id, st.question, st.passage_text)
+
+    # ---- what-if -------------------------------------------------------------------------------
+    def _show_whatif(self, q, probs) -> None:
+        if self._whatif_reset:  # a new item: the scratch copy starts again from its alternatives
+            self._whatif_reset = False
+            self.panel.whatif.set_item(q.alternatives, q.key, None)
+        if probs is not None:
+            self.panel.whatif.set_original_probs(probs)
+
+    def _whatif_changed(self, alternatives, nota_index: int) -> None:
+        st = self.window.state
+        if st is None or self.model is None:
+            return
+        self._whatif_gen = self.worker.request_whatif(st.question, alternatives,
+                                                      None if nota_index < 0 else nota_index)
+
+    def _whatif_scored(self, gen: int, result) -> None:
+        if gen == self._whatif_gen:
+            self.panel.whatif.show_scratch(result.probabilities)

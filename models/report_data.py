@@ -1,0 +1,102 @@
+"""What docs/models.md is made of: the model card checked against the build's evaluation rows
+(`check_card_against_rows`), the per-question N and MI behind the figures, and the run's
+other records (`compute`); `wilson`, the one 95% interval of the report and the GPU
+evaluation."""
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"
+EARLIER_MINILM = ROOT / "docs" / "model_runs" / "default"  # the MiniLM default's run (shipped until 2026-11-27)
+EARLIER_MPNET = ROOT / "docs" / "model_runs" / "mpnet-4xh100"  # the first MPNet build, whose weights were lost
+EVIDENCE_CV = EARLIER_MINILM / "evidence_cv.json"  # the last cross-validation of the evidence settings
+FORMATS = ("standard", "shortcut")
+NOTATION = {"standard": "C+Q+{O}", "shortcut": "Q+{O}"}
+SETS = (("race-test", "RACE test"), ("race-test-high", "RACE test, high"), ("race-test-middle", "RACE test, middle"),
+        ("expmrc", "ExpMRC RACE+ dev"), ("embrace", "EMBRACE green + yellow"))
+GROUPS = (("race-test", "RACE test"), ("expmrc+embrace", "ExpMRC RACE+ dev + EMBRACE"))
+
+
+def read_rows(path: Path) -> list[dict]:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _close(a: float, b: float, tol: float = 1e-4) -> bool:
+    return abs(float(a) - float(b)) <= tol
+
+
+def check_card_against_rows(card, summary: dict) -> None:
+    """The card's evaluation and temperatures are what the rows give; ValueError naming the first difference."""
+    ev = card.metrics["evaluation"]["formats"]
+    for fmt in FORMATS:
+        got, said = summary["formats"][fmt], ev[fmt]
+        if not _close(got["temperature"], card.temperature[fmt], 1e-9):
+            raise ValueError(f"card temperature {fmt}: {card.temperature[fmt]} but the rows give {got['temperature']}")
+        for name, s in said["sets"].items():
+            r = got["sets"][name]
+            for key in ("accuracy", "ece_before", "ece_after"):
+                if r["n"] != s["n"] or not _close(r[key], s[key]):
+                    raise ValueError(f"card {fmt} {name} {key}: {s[key]} (n={s['n']}) but the rows give {r[key]} "
+                                     f"(n={r['n']})")
+            if not all(_close(a, b) for a, b in zip(r["ci95"], s["ci95"])):
+                raise ValueError(f"card {fmt} {name} ci95: {s['ci95']} but the rows give {r['ci95']}")
+        if "shortcut_n_below_2" in said:
+            a, b = said["shortcut_n_below_2"], got["shortcut_n_below_2"]
+            if a["n"] != b["n"] or not _close(a["accuracy"], b["accuracy"]):
+                raise ValueError(f"card shortcut N < 2: {a} but the rows give {b}")
+
+
+def _items(rows: list[dict], temperature: dict[str, float]) -> dict:
+    """Per question (both formats scored): N, MI and whether each format picks the key, calibrated."""
+    from inference.metrics import effective_options, entropy_bits, softmax
+    from models.evaluation import _arrays
+
+    by = {f: {r["id"]: r for r in rows if r["format"] == f} for f in FORMATS}
+    ids = sorted(set(by["standard"]) & set(by["shortcut"]))
+    zs, keys = _arrays([by["standard"][i] for i in ids])
+    zc, _ = _arrays([by["shortcut"][i] for i in ids])
+    ps, pc = softmax(zs, temperature["standard"]), softmax(zc, temperature["shortcut"])
+    return {"n_std": effective_options(ps), "n_sc": effective_options(pc), "mi": entropy_bits(pc) - entropy_bits(ps),
+            "ok_std": ps.argmax(1) == keys, "ok_sc": pc.argmax(1) == keys, "k": np.isfinite(zs).sum(1)}
+
+
+def compute(model_dir: Path, run_dir: Path) -> dict:
+    from inference.card import load_card
+    from models.evaluation import summarise
+
+    card = load_card(model_dir)
+    rows = read_rows(run_dir / "eval_rows.jsonl.gz")
+    summary = summarise([r for r in rows if r["role"] == "dev"], [r for r in rows if r["role"] == "eval"])
+    check_card_against_rows(card, summary)
+    evaluated = [r for r in rows if r["role"] == "eval"]
+    items = {"race-test": _items([r for r in evaluated if r["source"] == "race"], card.temperature),
+             "expmrc+embrace": _items([r for r in evaluated if r["source"] in ("expmrc", "embrace")], card.temperature)}
+    files = sorted((p.name, p.stat().st_size) for p in Path(model_dir).iterdir()
+                   if p.is_file() and not p.name.startswith("."))
+    return {"card": card, "summary": summary, "items": items, "files": files, "run": run_dir,
+            "throughput": read_json(run_dir / "throughput.json"), "gpu": read_json(run_dir / "bench_gpu_mpnet.json"),
+            "nota": next((read_json(p) for p in sorted(run_dir.glob("bench_nota_*.json"))), None),
+            "round1": read_json(run_dir / "evaluation_round1_product_cuda.json"),
+            "evidence": read_json(run_dir / "expmrc_evidence.json")}
