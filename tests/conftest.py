@@ -3,7 +3,33 @@ opened without a model of its own gets the tiny test model, not the shipped MPNe
 to two seconds a question on two cores, scored in the background of every window test).
 Tests of the shipped model name models/default themselves (tests/test_shipped_model.py)."""
 import os
+import sys
 from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MCQLENS_MODEL", str(Path(__file__).resolve().parent / "data" / "tiny_model"))
+
+
+_EXIT = pytest.StashKey[int]()
+
+
+# PySide6 6.12 can abort the interpreter while it is being torn down ("Fatal Python error:
+# bool_dealloc ... Garbage-collecting", exit 134) after every test has passed and pytest has
+# printed its summary — seen when Qt windows and onnxruntime sessions were both made in one run.
+# The tests' verdict is pytest's exit status, so once pytest is completely done (its summary
+# written, its cache saved) the process ends with that status without the interpreter's final
+# garbage collection.
+def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[_EXIT] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    status = config.stash.get(_EXIT, None)
+    if status is None or "PySide6" not in sys.modules:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

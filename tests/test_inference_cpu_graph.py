@@ -216,7 +216,9 @@ def test_a_repeated_sequence_is_encoded_once(items):
     real = m.runner.logits
     m.runner.logits = lambda enc: ran.append(int(enc.option_mask.sum())) or real(enc)
     nota_at = [len(q.alternatives) - 1 for q in qs]
-    together = inference.score(m, qs + qs[:1], {"p": p["article"]}, ["standard"], nota_indices=nota_at + nota_at[:1])
+    # evidence=None: the count is of the answer sequences (evidence occlusion re-scores others)
+    together = inference.score(m, qs + qs[:1], {"p": p["article"]}, ["standard"], nota_indices=nota_at + nota_at[:1],
+                               evidence=None)
     n_seqs = sum(len(q.alternatives) for q in qs)
     cloze = sum("_" in q.stem for q in qs)
     assert sum(ran) <= n_seqs - (cloze - 1)  # the shared NOTA sequence once, the repeated question not at all

@@ -192,3 +192,31 @@ def test_pages_are_read_as_the_list_is_walked(qtbot, db, monkeypatch):
     assert window.go_to(ids[-1]) and nav.current == ids[-1]
     assert nav.tree.currentIndex().data(navigator_module.ROW_ROLE).item_id == ids[-1]
     _close(window)
+
+
+def test_the_shown_count_is_the_list_for_every_filter_value(qtbot, db):
+    """"N shown" comes from a count that joins only what the filter names (Navigation.total);
+    for every value of every built-in filter, on the imported EMBRACE items with their facts,
+    it is the number of items the list then holds, and the full status counts agree."""
+    from desktop.store.navigation import ItemQuery
+
+    window = MainWindow(Backend.open(str(db), annotator="imported"), facts=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.navigator.nav.n_facts() > 0, timeout=60_000)
+    window.facts_runner.wait(60)
+    nav = window.navigator
+    seen_nonzero = seen_zero = 0
+    for name, combo in nav.filters.items():
+        for i in range(1, combo.count()):
+            combo.setCurrentIndex(i)
+            shown = nav.visible_items()
+            total = nav.nav.total(nav.query())
+            assert total == len(shown) == nav.nav.counts(nav.query())["total"], (name, combo.itemText(i))
+            assert f"{total} shown" in nav.progress.text()
+            seen_nonzero += total > 0
+            seen_zero += total == 0
+        combo.setCurrentIndex(0)
+    assert nav.visible_items() == _ids(GREEN, YELLOW)
+    assert seen_nonzero and seen_zero  # both kinds of answer were checked
+    _close(window)

@@ -128,7 +128,7 @@ class Navigator(QWidget, FilterBar):
         if q.filters or q.search:
             key = q.key()
             if recount_shown or getattr(self, "_shown", (None,))[0] != key:
-                self._shown = (key, self.nav.counts(q)["total"])
+                self._shown = (key, self.nav.total(q))
             shown = f" · {self._shown[1]} shown"
         others = f" · {c['done by anyone']} finished by someone" if c["done by anyone"] else ""
         self.progress.setText(f"<b>{c['done']} of {total} done</b> ({pct:.0f}%) · "
