@@ -125,30 +125,50 @@ def _index_of():
     return of
 
 
-def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: Path, cache: Path | None) -> dict:
-    """{question id: the reader's logit drop per sentence} through the product's own function
-    (`inference.evidence_occlusion.sentence_effects`), cached in `cache` (JSON) between runs."""
+def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: Path, cache: Path | None,
+                  settings: Sequence[E.Settings] | None = None) -> dict:
+    """{question id: the reader's logit drop per sentence (None where not asked)} through the
+    product's own function (`inference.evidence_occlusion.sentence_effects`), cached in `cache`
+    (JSON) between runs.  Only the sentences some setting of the grid re-scores are computed
+    (the union of each setting's `occlusion_candidates`): on two CPU cores the reader takes
+    about a third of a second per sentence, and most sentences of a passage are never a
+    candidate."""
     import inference
-    from inference.evidence import sentences
     from inference.evidence_occlusion import sentence_effects
 
+    settings = [st for st in (settings or grid()) if st.occlusion_weight > 0]
     got: dict = {}
     if cache and cache.is_file():
         got = {k: [s[2] for s in v["sentences"]] for k, v in json.loads(cache.read_text()).items()}
+    index_of = _index_of()
     todo = [q for q in questions(dataset) if q["id"] not in got]
     if todo:
         model = inference.load_model(model_dir, device="cpu")
         from inference import formatting
 
-        for q in todo:
+        for n, q in enumerate(todo, 1):
+            index = index_of(q["passage"])
+            sents = index.of(q["passage"])
+            p = probs[q["id"]]
+            wanted: set[int] = set()
+            for st in settings:
+                sims = E.similarity_scores(index, q["passage"], q["stem"], q["alternatives"], p, st)
+                wanted.update(E.occlusion_candidates(sims, st))
+            wanted_list = sorted(wanted)
             enc = formatting.encode_questions(model.tokenizer, [(q["passage"], q["stem"], q["alternatives"])],
                                               "standard", model.card.max_length)
             z = model.runner.logits(enc)[0]
             pred = int(max(range(len(q["alternatives"])), key=lambda a: z[a]))
-            spans = sentences(q["passage"])
-            got[q["id"]] = sentence_effects(model, q["passage"], q["stem"], q["alternatives"][pred], spans, float(z[pred]))
-        if cache:
-            cache.write_text(json.dumps({k: {"sentences": [[0, 0, e] for e in v]} for k, v in got.items()}))
+            spans = [sents[j][:2] for j in wanted_list]
+            drops = sentence_effects(model, q["passage"], q["stem"], q["alternatives"][pred], spans, float(z[pred]))
+            every: list = [None] * len(sents)
+            for j, d in zip(wanted_list, drops):
+                every[j] = d
+            got[q["id"]] = every
+            if n % 20 == 0 or n == len(todo):
+                print(f"  sentence effects: {n}/{len(todo)} questions", file=sys.stderr, flush=True)
+                if cache:  # kept as it grows: a stopped run goes on from here
+                    cache.write_text(json.dumps({k: {"sentences": [[0, 0, e] for e in v]} for k, v in got.items()}))
     return got
 
 
