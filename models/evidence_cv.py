@@ -106,6 +106,7 @@ def cross_validate(dataset: dict, probs: dict[str, Sequence[float]], k: int = 5,
     in_sample_best = max(settings, key=lambda st: sum(table[st]))
     return {
         "folds": k, "questions": n, "settings_tried": len(settings),
+        "occlusion": any(st.occlusion_weight > 0 for st in settings),
         "held_out": {"EVI_F1": 100 * sum(held_out_f1) / n, "ANS_F1": 100 * sum(correct) / n,
                      "ALL_F1": 100 * sum(c * e for c, e in zip(correct, held_out_f1)) / n},
         "default_settings_on_all": 100 * sum(table[E.DEFAULT_SETTINGS]) / n if E.DEFAULT_SETTINGS in table else None,
@@ -216,7 +217,9 @@ def markdown(result: dict) -> str:
     same = "the same settings in every fold" if len(picks) == 1 else f"{len(picks)} different settings across folds"
     return (f"Settings chosen by {result['folds']}-fold cross-validation inside RACE+ dev (`python -m models.evidence_cv`; "
             f"folds by passage, {result['settings_tried']} settings of β, the short-sentence rule, the reader's weight "
-            f"and IDF): on the held-out folds, pooled over all {result['questions']} questions, idf-recall-options "
+            + ("and IDF, and of the weight and number of the reader's own sentence effects mixed in" if result.get("occlusion")
+               else "and IDF") +
+            f"): on the held-out folds, pooled over all {result['questions']} questions, idf-recall-options "
             f"reaches EVI_F1 {h['EVI_F1']:.1f}, ANS_F1 {h['ANS_F1']:.1f}, ALL_F1 {h['ALL_F1']:.1f}; the folds chose "
             f"{same}. Per fold (held-out EVI_F1): "
             + ", ".join(f"{c['held_out_evi_f1']:.1f}" for c in result["choices"]) + ".")

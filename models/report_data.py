@@ -15,7 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"
 EARLIER_MINILM = ROOT / "docs" / "model_runs" / "default"  # the MiniLM default's run (shipped until 2026-11-27)
 EARLIER_MPNET = ROOT / "docs" / "model_runs" / "mpnet-4xh100"  # the first MPNet build, whose weights were lost
-EVIDENCE_CV = EARLIER_MINILM / "evidence_cv.json"  # the last cross-validation of the evidence settings
+# the last cross-validation of the evidence settings: with the shipped reader's answers and
+# sentence effects once its run has one, else the earlier MiniLM default's
+EVIDENCE_CV = next(p for p in (DEFAULT_RUN / "evidence_cv.json", EARLIER_MINILM / "evidence_cv.json")
+                   if p.is_file() or p.parent == EARLIER_MINILM)
 FORMATS = ("standard", "shortcut")
 NOTATION = {"standard": "C+Q+{O}", "shortcut": "Q+{O}"}
 SETS = (("race-test", "RACE test"), ("race-test-high", "RACE test, high"), ("race-test-middle", "RACE test, middle"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.report_data import (EARLIER_MINILM, EARLIER_MPNET, EVIDENCE_CV, FORMATS, GROUPS, NOTATION, ROOT, SETS,
+from models.report_data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, EVIDENCE_CV, FORMATS, GROUPS, NOTATION, ROOT, SETS,
                                 read_json, read_rows)
 from models.report_figures import mi_groups
 
@@ -331,8 +331,9 @@ def write_markdown(res: dict, docs: Path) -> str:
     if cv:
         from models.evidence_cv import markdown
 
-        a(f"The last cross-validation of the evidence settings (`{EVIDENCE_CV.relative_to(ROOT)}`, with the "
-          "earlier MiniLM default's answers):")
+        whose = ("this model's answers and sentence effects" if EVIDENCE_CV.parent == DEFAULT_RUN
+                 else "the earlier MiniLM default's answers")
+        a(f"The last cross-validation of the evidence settings (`{EVIDENCE_CV.relative_to(ROOT)}`, with {whose}):")
         a("")
         a(markdown(cv))
         a("")
