@@ -327,6 +327,16 @@ def write_markdown(res: dict, docs: Path) -> str:
           "expmrc-race-dev.json -o P.json` then `mcqlens expmrc evaluate ... P.json`; issue 22 asks evidence F1 "
           "≥ 55 and ALL_F1 ≥ 36.8).")
         a("")
+    if EVIDENCE_CV.parent != DEFAULT_RUN:
+        a("The cross-validation that chose today's settings (`inference.evidence_choice.DEFAULT_SETTINGS`: β 1, "
+          "the short-sentence rule at 10 tokens, reader-weighted, IDF, a quarter of the score from the reader's drop "
+          "without each of the 8 most similar sentences) ran with this reader's answers (CUDA) and sentence effects "
+          "on 2026-11-27 and reported, held out over 5 folds by passage, EVI_F1 55.2, ANS_F1 68.6, ALL_F1 41.4; its "
+          "record was lost with the machine it ran on, so these figures stand without a file behind them. Rebuilding "
+          "it needs the reader's effect for about ten sentences of each of the 561 questions: about four hours on a "
+          "2-core CPU without VNNI, minutes on a GPU (`python -m models.evidence_cv --effects E.json -o "
+          f"{(DEFAULT_RUN / 'evidence_cv.json').relative_to(ROOT)}`; this page then shows it).")
+        a("")
     cv = read_json(EVIDENCE_CV)
     if cv:
         from models.evidence_cv import markdown

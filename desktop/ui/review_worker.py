@@ -119,10 +119,12 @@ class WorkerWiring:
             b.setEnabled(False)
         self.why.show_item(self.window.state)
 
-    def settle(self, timeout: float = 20.0) -> bool:
+    def settle(self, timeout: float = 240.0) -> bool:
         """Wait (processing events) until the model is loaded and the current item scored.
 
         For `mcqlens gui --screenshot`, which renders once; the interactive window never waits.
+        The MPNet reader with its evidence takes 25-45 s for one item on a 2-core CPU without
+        VNNI (bench_inference), so the wait is minutes, not the seconds MiniLM needed.
         """
         import time
 
