@@ -60,7 +60,8 @@ class EvidenceCheck(QGroupBox):
         self.setFlat(True)
         lay = QVBoxLayout(self)
         hint = WrapLabel("The model's evidence is the dashed red outline in the passage "
-                      "(the passage sentence most like the question and its predicted alternative).")
+                      "(the sentence most like the question and its predicted alternative, weighed with how much "
+                      "the model's choice drops without it).")
         hint.setWordWrap(True)
         hint.setStyleSheet(f"color: {colors.theme().muted};")
         lay.addWidget(hint)
