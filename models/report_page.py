@@ -343,7 +343,8 @@ def write_markdown(res: dict, docs: Path) -> str:
 
         whose = ("this model's answers and sentence effects" if EVIDENCE_CV.parent == DEFAULT_RUN
                  else "the earlier MiniLM default's answers")
-        a(f"The last cross-validation of the evidence settings (`{EVIDENCE_CV.relative_to(ROOT)}`, with {whose}):")
+        which = "The last" if EVIDENCE_CV.parent == DEFAULT_RUN else "The earlier, recorded"
+        a(f"{which} cross-validation of the evidence settings (`{EVIDENCE_CV.relative_to(ROOT)}`, with {whose}):")
         a("")
         a(markdown(cv))
         a("")

@@ -74,3 +74,28 @@ def test_the_readers_sentence_effects_decide_the_evidence_as_much_as_their_weigh
     # only the `occlusion_top` most similar sentences are re-scored
     top = E.occlusion_candidates(sims, E.Settings(occlusion_weight=0.5, occlusion_top=3))
     assert len(top) == 3 and all(sims[i] >= sorted(sims)[-3] for i in top)
+
+
+def test_sentence_effects_are_computed_for_the_grids_candidates_only_and_cached(tmp_path):
+    """The reader re-scores only the sentences some setting of the grid asks for (the union of
+    their `occlusion_candidates`); the others stay None, and a second run reads the cache."""
+    dataset = json.loads(CV.DATASET.read_text(encoding="utf-8"))
+    dataset = {"data": dataset["data"][:2]}
+    items = CV.questions(dataset)
+    probs = {q["id"]: [1.0 / len(q["alternatives"])] * len(q["alternatives"]) for q in items}
+    tiny = Path(__file__).resolve().parent / "data" / "tiny_model"
+    cache = tmp_path / "effects.json"
+    effects = CV.model_effects(dataset, probs, tiny, cache)
+    index_of = CV._index_of()
+    occl = [st for st in CV.grid() if st.occlusion_weight > 0]
+    for q in items:
+        index = index_of(q["passage"])
+        wanted = set()
+        for st in occl:
+            sims = E.similarity_scores(index, q["passage"], q["stem"], q["alternatives"], probs[q["id"]], st)
+            wanted.update(E.occlusion_candidates(sims, st))
+        got = effects[q["id"]]
+        assert len(got) == len(index.of(q["passage"]))
+        assert {i for i, e in enumerate(got) if e is not None} == wanted
+        assert len(wanted) < len(got)  # some sentences were never asked for
+    assert CV.model_effects(dataset, probs, tiny, cache) == effects  # read back, not recomputed
