@@ -15,6 +15,17 @@ from . import imports
 from .decode import loads, prediction_row
 
 
+def _refuse_unknown(conn, what: str, item_ids: set) -> None:
+    """StoreError naming up to five of `item_ids` that are no question of the database.  Looks up
+    only these ids: the window stores one item's rows at a time, and reading every question id
+    for it costs a scan of all of RACE (97,687 ids) per scored item."""
+    found = {r[0] for r in conn.execute("SELECT id FROM questions WHERE id IN (SELECT value FROM json_each(?))",
+                                        (imports.dumps(sorted(map(str, item_ids))),))}
+    unknown = sorted(set(map(str, item_ids)) - found)
+    if unknown:
+        raise StoreError(f"{what} for unknown item(s): {', '.join(unknown[:5])}")
+
+
 class ModelOutputMethods:
     """Predictions and explanations (mixed into `Store`)."""
 
@@ -37,10 +48,7 @@ class ModelOutputMethods:
         if not values:
             return 0
         with self._c.transaction() as conn:
-            known = {r[0] for r in conn.execute("SELECT id FROM questions")}
-            unknown = sorted({v[0] for v in values} - known)
-            if unknown:
-                raise StoreError(f"predictions for unknown item(s): {', '.join(map(str, unknown[:5]))}")
+            _refuse_unknown(conn, "predictions", {v[0] for v in values})
             conn.executemany(
                 "INSERT INTO predictions (question_id, model_id, input_format, probabilities, evidence, extra, "
                 "created_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT (question_id, model_id, input_format) DO UPDATE SET "
@@ -78,10 +86,7 @@ class ModelOutputMethods:
         if not values:
             return 0
         with self._c.transaction() as conn:
-            known = {r[0] for r in conn.execute("SELECT id FROM questions")}
-            unknown = sorted({v[0] for v in values} - known)
-            if unknown:
-                raise StoreError(f"explanations for unknown item(s): {', '.join(map(str, unknown[:5]))}")
+            _refuse_unknown(conn, "explanations", {v[0] for v in values})
             conn.executemany(
                 "INSERT INTO explanations (question_id, model_id, method, fingerprint, result, created_at) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT (question_id, model_id, method) DO UPDATE SET "
