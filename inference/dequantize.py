@@ -114,6 +114,9 @@ def dequantize_model(model):
     del g.node[:]
     g.node.extend(kept + add)
     g.initializer.extend(new_inits)
+    from inference.int8_weights import merge_rows
+
+    merge_rows(model)  # int8 weights stored with float16 outlier rows (models.int8_rows): dense again
     _prune(g)
     model = _topological(model)
     return model

@@ -53,9 +53,13 @@ def state_arrays(model) -> dict[str, np.ndarray]:
 
 
 def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
-          smooth: dict[int, np.ndarray] | None = None):
+          smooth: dict[int, np.ndarray] | None = None, layout: str = "per-alternative"):
     """The fp32 ONNX graph of the reader (ModelProto).  `smooth[l]` divides layer l's
-    down-projection input channels by those factors (weights multiplied to match)."""
+    down-projection input channels by those factors (weights multiplied to match).
+
+    `layout` "per-alternative": inputs [B, O, T], one sequence per alternative, `pooling` over
+    its tokens; "one-sequence" (`inference.one_sequence`): inputs input_ids, attention_mask and
+    option_ids [B, T], each alternative's score pooled (mean) from the tokens numbered k + 1."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -81,14 +85,18 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
     def i64(name, values):
         return init(name, np.array(values, dtype=np.int64))
 
-    # [B, O, T] → [N, T]
+    one_seq = layout == "one-sequence"
     i64("zero", 0)
     i64("ax0_sq", [0])
     in_shape = node("Shape", ["input_ids"], name="input_shape")
-    t_1d = node("Slice", [in_shape, i64("t_at", [2]), i64("t_end", [3])], name="t_1d")
-    flat = node("Concat", [i64("minus_one", [-1]), t_1d], name="shape_n_t", axis=0)
-    ids2 = node("Reshape", ["input_ids", flat], name="ids_flat")
-    mask2 = node("Reshape", ["attention_mask", flat], name="mask_flat")
+    if one_seq:  # [B, T] already
+        t_1d = node("Slice", [in_shape, i64("t_at", [1]), i64("t_end", [2])], name="t_1d")
+        ids2, mask2 = "input_ids", "attention_mask"
+    else:  # [B, O, T] → [N, T]
+        t_1d = node("Slice", [in_shape, i64("t_at", [2]), i64("t_end", [3])], name="t_1d")
+        flat = node("Concat", [i64("minus_one", [-1]), t_1d], name="shape_n_t", axis=0)
+        ids2 = node("Reshape", ["input_ids", flat], name="ids_flat")
+        mask2 = node("Reshape", ["attention_mask", flat], name="mask_flat")
     t_vec = node("Squeeze", [t_1d, "ax0_sq"], name="t_scalar")  # the token count as a scalar, for Range
     # positions pad_idx+1 … pad_idx+T, as transformers numbers a right-padded sequence's tokens
     # (a Slice of the table: ONNX Runtime's own Gather-to-Slice rewrite of a Range lookup fails)
@@ -149,7 +157,19 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
                                         init(f"l{layer}_ffn_ln_b", s(p + "output.LayerNorm.bias"))],
                  name=f"l{layer}_ffn_ln", axis=-1, epsilon=eps)
     # pooling over the real tokens, then one score per sequence, folded back to [B, O]
-    if pooling == "mean":
+    if one_seq:
+        k = node("ReduceMax", ["option_ids"], name="k_max", keepdims=0)  # alternatives in the batch (a scalar)
+        which = node("Range", [i64("one_i", 1), node("Add", [k, "one_i"], name="k_end"), "step"], name="which")
+        which3 = node("Unsqueeze", [which, i64("ax02", [0, 2])], name="which_3d")  # [1, K, 1]
+        onehot = node("Cast", [node("Equal", [node("Unsqueeze", ["option_ids", "ax1"], name="opt_3d"), which3],
+                                    name="opt_eq")], name="opt_onehot", to=TensorProto.FLOAT)  # [B, K, T]
+        count = node("Max", [node("ReduceSum", [onehot, i64("ax_m1", [-1])], name="opt_count", keepdims=1),
+                             init("one_f", np.array(1.0, np.float32))], name="opt_count_min1")
+        pooled = node("Div", [node("MatMul", [onehot, x], name="opt_sum"), count], name="pooled")  # [B, K, H]
+        score = node("Add", [node("MatMul", [pooled, init("scorer_weight", state["scorer.weight"].T)], name="scorer"),
+                             init("scorer_bias", state["scorer.bias"])], name="score")
+        node("Squeeze", [score, i64("ax_last_sq", [-1])], ["logits"], name="logits_shape")
+    elif pooling == "mean":
         m = node("Unsqueeze", [node("Cast", [mask2], name="mask_float", to=TensorProto.FLOAT), i64("ax2", [2])],
                  name="mask_3d")
         total = node("ReduceSum", [node("Mul", [x, m], name="masked"), "ax1"], name="pool_sum", keepdims=0)
@@ -158,14 +178,16 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
         pooled = node("Div", [total, count], name="pooled")
     else:
         pooled = node("Gather", [x, i64("first", 0)], name="pooled", axis=1)
-    score = node("Add", [node("MatMul", [pooled, init("scorer_weight", state["scorer.weight"].T)], name="scorer"),
-                         init("scorer_bias", state["scorer.bias"])], name="score")
-    bo = node("Slice", [in_shape, i64("s0", [0]), i64("s2", [2])], name="batch_options")
-    node("Reshape", [score, bo], ["logits"], name="logits_shape")
+    if not one_seq:
+        score = node("Add", [node("MatMul", [pooled, init("scorer_weight", state["scorer.weight"].T)],
+                                  name="scorer"), init("scorer_bias", state["scorer.bias"])], name="score")
+        bo = node("Slice", [in_shape, i64("s0", [0]), i64("s2", [2])], name="batch_options")
+        node("Reshape", [score, bo], ["logits"], name="logits_shape")
+    names = ("input_ids", "attention_mask", "option_ids") if one_seq else ("input_ids", "attention_mask")
+    dims = ["batch", "tokens"] if one_seq else ["batch", "options", "tokens"]
     graph = helper.make_graph(
         nodes, "mcqlens_mpnet_reader",
-        [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "options", "tokens"])
-         for n in ("input_ids", "attention_mask")],
+        [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in names],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "options"])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],
                               producer_name="mcqlens.models.mpnet_onnx")
@@ -173,6 +195,7 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
     from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, _set_meta
 
     _set_meta(model, UNPADDED, "1")
+    _set_meta(model, "mcqlens.layout", layout)
     _set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": layers, "skip_layernorm": 0, "kept": [],
                                          "built": "models.mpnet_onnx"}))
     onnx.checker.check_model(model)

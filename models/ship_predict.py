@@ -33,6 +33,8 @@ def main(argv=None) -> int:
     ap.add_argument("--encoded", default="")
     ap.add_argument("--out", required=True)
     ap.add_argument("--max-tokens", type=int, default=64 * 4 * 512)
+    ap.add_argument("--race-only", action="store_true",
+                    help="only the bf16 logits of RACE train and dev (a distillation's targets)")
     args = ap.parse_args(argv)
     import torch
 
@@ -68,13 +70,13 @@ def main(argv=None) -> int:
         return encode_all(tok, recs, formats, cfg.get("max_length", 512))
 
     # 1. float32 logits of RACE dev and the evaluation sets
-    ev = [r for r in records if r["role"] in ("dev", "eval")]
-    ev_items = encoded(ev)
-    ev_logits = predict(model, ev_items, torch, device, args.max_tokens, dist_=dist_, bf16=False)
+    ev = [] if args.race_only else [r for r in records if r["role"] in ("dev", "eval")]
+    ev_items = encoded(ev) if ev else []
+    ev_logits = predict(model, ev_items, torch, device, args.max_tokens, dist_=dist_, bf16=False) if ev else []
     rows = [{"id": it.rid, "format": it.fmt, "key": it.key, "source": meta[it.rid]["source"],
              "level": meta[it.rid].get("level"), "role": meta[it.rid]["role"], "logits": lg}
             for it, lg in zip(ev_items, ev_logits)]
-    if dist_.main:
+    if dist_.main and ev:
         with gzip.open(out / "eval_rows.jsonl.gz", "wt") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
@@ -82,7 +84,7 @@ def main(argv=None) -> int:
         (out / "evaluation.json").write_text(json.dumps(summary, indent=1))
         print(json.dumps({"step": "eval_rows", "rows": len(rows)}), flush=True)
     # 2. SmoothQuant statistics (rank 0, a few hundred RACE train questions)
-    if dist_.main:
+    if dist_.main and not args.race_only:
         train = [r for r in records if r["role"] == "train"][:CALIBRATION_QUESTIONS]
         absmax = calibration(model, encoded(train), torch, device)
         np.savez(out / "calibration.npz", **{f"layer{k}": v for k, v in absmax.items()})
