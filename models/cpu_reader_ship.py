@@ -396,6 +396,32 @@ def prepare_carry(model_dir: Path, race_pack: Path, out: Path, call_bytes: int) 
     return folders
 
 
+SENT = WORK / "sent.json"
+
+
+def collect_next(out: Path, max_bytes: int, with_bundle: bool) -> None:
+    """The next model files of the exported students that no earlier call took, up to `max_bytes`
+    and 7 files (a call brings back 8: the last is results.tgz or a status line)."""
+    out.mkdir(parents=True, exist_ok=True)
+    sent = set(json.loads(SENT.read_text())) if SENT.is_file() else set()
+    todo = []
+    for d in sorted(RESULTS.glob("*/model")):
+        if (RESULTS / f"done_{d.parent.name}.json").is_file():
+            todo += [p for p in sorted(d.iterdir()) if ".onnx.data" in p.name and str(p) not in sent]
+    used, took = 0, []
+    for p in todo:
+        if len(took) >= 7 or used + p.stat().st_size > max_bytes:
+            continue
+        shutil.copy(p, out / f"{p.parent.parent.name}__{p.name}")
+        used += p.stat().st_size
+        took.append(str(p))
+    SENT.write_text(json.dumps(sorted(sent | set(took))))
+    left = [str(p) for p in todo if str(p) not in took]
+    if with_bundle:
+        bundle(out)
+    print(json.dumps({"took": took, "bytes": used, "left": left}), flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m models.cpu_reader_ship", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -415,6 +441,10 @@ def main(argv=None) -> int:
     w.add_argument("--max", type=float, default=540)
     w.add_argument("--out", default="")
     w.add_argument("--files", nargs="*")
+    cn = sub.add_parser("collect-next")
+    cn.add_argument("--out", required=True)
+    cn.add_argument("--max-mb", type=float, default=58.0)
+    cn.add_argument("--bundle", action="store_true", help="also results.tgz (every small record)")
     pc = sub.add_parser("prepare-carry")
     pc.add_argument("--model", default="models/default")
     pc.add_argument("--pack", required=True, help="models.race_pack output, recompressed with xz")
@@ -433,6 +463,8 @@ def main(argv=None) -> int:
         print(json.dumps(export_student(args.name, dev if dev != "cpu" else "cpu")))
     elif args.cmd == "wait":
         wait(args)
+    elif args.cmd == "collect-next":
+        collect_next(Path(args.out), int(args.max_mb * 1_000_000), args.bundle)
     elif args.cmd == "prepare-carry":
         for f in prepare_carry(Path(args.model), Path(args.pack), Path(args.out), int(args.call_mb * 1_000_000)):
             print(f, sum(p.stat().st_size for p in f.rglob("*") if p.is_file()))
