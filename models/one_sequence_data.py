@@ -74,16 +74,17 @@ def save(items: list[Item], path: str | Path) -> None:
 
 
 def load(path: str | Path) -> list[Item]:
-    z = np.load(path)
-    ends = np.cumsum(z["lengths"])
-    starts = ends - z["lengths"]
-    ids, opt = z["ids"], z["option_ids"]
-    out = []
-    for i, (a, b) in enumerate(zip(starts, ends)):
-        out.append(Item(str(z["rids"][i]), str(z["fmts"][i]), str(z["roles"][i]), int(z["keys"][i]),
-                        Sequence1(ids[a:b].tolist(), opt[a:b].tolist(), tuple(int(x) for x in z["spans"][i]),
-                                  int(z["options"][i]))))
-    return out
+    with np.load(path) as z:  # each z[...] reads the array again: read every one once
+        arrays = {k: z[k] for k in z.files}
+    lengths = arrays["lengths"]
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    ids, opt = arrays["ids"].tolist(), arrays["option_ids"].tolist()
+    rids, fmts, roles = arrays["rids"].tolist(), arrays["fmts"].tolist(), arrays["roles"].tolist()
+    keys, spans, options = arrays["keys"].tolist(), arrays["spans"].tolist(), arrays["options"].tolist()
+    return [Item(str(rids[i]), str(fmts[i]), str(roles[i]), int(keys[i]),
+                 Sequence1(ids[a:b], opt[a:b], (int(spans[i][0]), int(spans[i][1])), int(options[i])))
+            for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()))]
 
 
 def permuted(seq: Sequence1, order: list[int]) -> Sequence1:
