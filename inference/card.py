@@ -20,7 +20,12 @@ Card fields (JSON object)::
     files               {"fp32": "model.onnx", "int8": "model.int8.onnx", "fp16": ...}
     tokenizer           "tokenizer.json"
     inputs              graph input names (input_ids, attention_mask[, token_type_ids])
-    pooling             "cls" or "mean"
+    pooling             "cls" or "mean" (per-alternative layout); "options" (one-sequence layout)
+    layout              "per-alternative" (one sequence per alternative, the default) or
+                        "one-sequence" (passage, stem and every alternative in one input;
+                        inference.one_sequence)
+    weights             optional: a sibling model directory ("../default") whose graph and
+                        tokenizer this card reads (the same weights at another max_length)
     training            {data: [...], seeds: [...], folds: k, ...} free-form
     metrics             {format: {accuracy: ..., ece: ...}, ...} free-form
     command             the command that produced the model
@@ -40,7 +45,8 @@ from inference.formatting import CLOZE_RULE, FORMATS, TRUNCATION_RULE
 CARD_FILE = "card.json"
 CARD_VERSION = 1
 PRECISIONS = ("fp32", "int8", "fp16")
-GRAPH_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+GRAPH_INPUTS = ("input_ids", "attention_mask", "token_type_ids", "option_ids")
+LAYOUTS = ("per-alternative", "one-sequence")
 
 
 @dataclass
@@ -57,6 +63,8 @@ class ModelCard:
     tokenizer: str = "tokenizer.json"
     inputs: list[str] = field(default_factory=lambda: list(GRAPH_INPUTS))
     pooling: str = "cls"
+    layout: str = "per-alternative"
+    weights: str = ""
     training: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     command: str = ""
@@ -98,7 +106,8 @@ def card_from_json(data: dict[str, Any], where: str = CARD_FILE) -> ModelCard:
 
 # The JSON type of each field: a card with another type (a list for 'files', a string
 # for 'formats') is refused at load, naming the field, instead of failing somewhere later.
-_TEXT = ("name", "id", "backbone", "truncation", "cloze", "tokenizer", "pooling", "command", "created")
+_TEXT = ("name", "id", "backbone", "truncation", "cloze", "tokenizer", "pooling", "command", "created", "layout",
+         "weights")
 _OBJECTS = ("temperature", "files", "training", "metrics")
 _TEXT_LISTS = ("formats", "inputs")
 
@@ -171,8 +180,19 @@ def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:
     bad = [i for i in card.inputs if i not in GRAPH_INPUTS]
     if bad or "input_ids" not in card.inputs:
         raise ModelError(f"{where}: 'inputs' must include input_ids and only {', '.join(GRAPH_INPUTS)}; got {card.inputs}")
-    if card.pooling not in ("cls", "mean"):
+    if card.layout not in LAYOUTS:
+        raise ModelError(f"{where}: 'layout' must be one of {', '.join(LAYOUTS)}, got {card.layout!r}")
+    if card.layout == "one-sequence":
+        if "option_ids" not in card.inputs:
+            raise ModelError(f"{where}: a one-sequence model's 'inputs' must include option_ids")
+        bad = [f for f in card.formats if f not in ("standard", "shortcut")]
+        if bad:
+            raise ModelError(f"{where}: the one-sequence layout serves standard and shortcut only, not {bad}")
+    elif card.pooling not in ("cls", "mean"):
         raise ModelError(f"{where}: 'pooling' must be 'cls' or 'mean', got {card.pooling!r}")
+    if card.weights and (card.weights.count("/") != 1 or not card.weights.startswith("../")
+                         or card.weights.rstrip("/") in ("..", "../.")):
+        raise ModelError(f"{where}: 'weights' must name a sibling model directory ('../NAME'), got {card.weights!r}")
 
 
 def load_card(directory: str | Path) -> ModelCard:
@@ -188,12 +208,21 @@ def load_card(directory: str | Path) -> ModelCard:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"{path}: cannot read the model card ({exc})") from exc
     card = card_from_json(data, str(path))
+    files = files_directory(directory, card)
+    if not files.is_dir():
+        raise ModelError(f"{path}: 'weights' names {card.weights}, which is not a model directory beside it")
     for precision, name in card.files.items():
-        if not (directory / name).is_file():
-            raise ModelError(f"{path}: the {precision} graph {name} named by the card is missing from {directory}")
-    if not (directory / card.tokenizer).is_file():
-        raise ModelError(f"{path}: the tokenizer file {card.tokenizer} is missing from {directory}")
+        if not (files / name).is_file():
+            raise ModelError(f"{path}: the {precision} graph {name} named by the card is missing from {files}")
+    if not (files / card.tokenizer).is_file():
+        raise ModelError(f"{path}: the tokenizer file {card.tokenizer} is missing from {files}")
     return card
+
+
+def files_directory(directory: str | Path, card: ModelCard) -> Path:
+    """Where the card's graph and tokenizer are: its own directory, or the sibling `weights` names."""
+    directory = Path(directory)
+    return (directory / card.weights).resolve() if card.weights else directory
 
 
 def check_graph_inputs(card: ModelCard, graph_inputs: list[str], graph_file: str) -> None:

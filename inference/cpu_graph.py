@@ -273,7 +273,9 @@ def padded(model):
     if "attention_mask" not in {i.name for i in g.input}:
         raise ValueError("the graph has no attention_mask input to build a key padding mask from")
     flat, mask = "mcqlens_attention_mask_2d", "mcqlens_key_padding_mask"
-    new = [helper.make_node("Flatten", ["attention_mask"], [flat], name="mcqlens_mask_flatten", axis=2),
+    rank = next(len(i.type.tensor_type.shape.dim) for i in g.input if i.name == "attention_mask")
+    # [B, O, T] (one sequence per alternative) → [B·O, T]; [B, T] (one sequence per question) stays
+    new = [helper.make_node("Flatten", ["attention_mask"], [flat], name="mcqlens_mask_flatten", axis=max(1, rank - 1)),
            helper.make_node("Cast", [flat], [mask], name="mcqlens_mask_cast", to=onnx.TensorProto.INT32)]
     for n in targets:
         ins = list(n.input) + [""] * (4 - len(n.input))

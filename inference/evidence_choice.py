@@ -61,6 +61,13 @@ class Settings:
     # 0 = the similarity alone
     occlusion_weight: float = 0.0
     occlusion_top: int = 0  # re-score only the N most similar sentences (0: every sentence)
+    # share of the score given by the reader's attention (a one-sequence model's
+    # `inference.option_attention`): how much the predicted alternative's tokens attend to the
+    # sentence in `attention_layers`, summed over its tokens ("sum") or averaged ("mean"); free:
+    # it comes from the pass that gives the probabilities
+    attention_weight: float = 0.0
+    attention_layers: tuple[int, ...] = ()
+    attention_pool: str = "sum"
 
 
 # Chosen by 5-fold cross-validation inside ExpMRC RACE+ dev with the shipped MPNet reader (the
@@ -124,13 +131,44 @@ def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA
     return (1 + b2) * p * r / (b2 * p + r)
 
 
-def mix(similarity: Sequence[float], effects: Sequence[float], weight: float) -> list[float]:
-    """Each sentence's similarity and the reader's drop without it, both scaled to the passage's
-    largest (a sentence whose removal raises the logit counts as no drop), mixed by `weight`."""
+def settings_for(card) -> Settings:
+    """The evidence settings a model's card names (`evidence`: chosen for that model by
+    `models.evidence_cv`), else the default."""
+    given = (getattr(card, "extra", None) or {}).get("evidence") if card is not None else None
+    if not isinstance(given, dict):
+        return DEFAULT_SETTINGS
+    known = {k: v for k, v in given.items() if k in Settings.__dataclass_fields__}
+    if "attention_layers" in known:
+        known["attention_layers"] = tuple(int(x) for x in known["attention_layers"])
+    return Settings(**known)
+
+
+def sentence_attention(sents, offsets: Sequence[tuple[int, int]], weights: Sequence[float],
+                       pool: str = "sum") -> list[float]:
+    """Per sentence (start, end, ...) the attention of the tokens whose first character lies in it,
+    summed or averaged; tokens past the reader's cut give nothing."""
+    import bisect
+
+    starts = [a for a, _ in offsets]
+    out = []
+    for a, b, *_ in sents:
+        i, j = bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)
+        part = weights[i:j]
+        out.append(float(sum(part)) / (len(part) if pool == "mean" and part else 1.0) if part else 0.0)
+    return out
+
+
+def blend(similarity: Sequence[float], signals: Sequence[tuple[Sequence[float], float]]) -> list[float]:
+    """Similarity and other per-sentence signals, each scaled to the passage's largest (negative
+    values count as none), the similarity weighted 1 − the others' weights."""
     top_s = max(similarity, default=0.0) or 1.0
-    drops = [max(0.0, e) for e in effects]
-    top_e = max(drops, default=0.0) or 1.0
-    return [(1 - weight) * s / top_s + weight * e / top_e for s, e in zip(similarity, drops)]
+    rest = 1.0 - sum(w for _, w in signals)
+    out = [rest * s / top_s for s in similarity]
+    for values, w in signals:
+        vals = [max(0.0, v) for v in values]
+        top = max(vals, default=0.0) or 1.0
+        out = [o + w * v / top for o, v in zip(out, vals)]
+    return out
 
 
 def similarity_scores(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
@@ -164,15 +202,22 @@ def occlusion_candidates(scores: Sequence[float], settings: Settings = DEFAULT_S
 def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternatives: Sequence[str],
                        probabilities: Sequence[float] | None,
                        settings: Settings = DEFAULT_SETTINGS,
-                       effects: dict[int, float] | None = None) -> EvidenceChoice | None:
+                       effects: dict[int, float] | None = None,
+                       attention: Sequence[float] | None = None) -> EvidenceChoice | None:
     """`effects`: {sentence number in `index.of(passage)`: the reader's logit drop without it}
-    for the `occlusion_candidates`; the other sentences count as no drop."""
+    for the `occlusion_candidates`; the other sentences count as no drop.  `attention`: per
+    sentence, the reader's attention to it (`sentence_attention`)."""
     sents = index.of(passage)
     if not sents:
         return None
     scores = similarity_scores(index, passage, stem, alternatives, probabilities, settings)
+    signals = []
     if effects and settings.occlusion_weight > 0:
-        scores = mix(scores, [effects.get(i, 0.0) for i in range(len(sents))], settings.occlusion_weight)
+        signals.append(([effects.get(i, 0.0) for i in range(len(sents))], settings.occlusion_weight))
+    if attention is not None and settings.attention_weight > 0:
+        signals.append((list(attention), settings.attention_weight))
+    if signals:
+        scores = blend(scores, signals)
     best = max(range(len(sents)), key=lambda i: (scores[i], -i))
     start, end, toks = sents[best]
     if len(toks) < settings.short_sentence:
@@ -185,11 +230,12 @@ def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternativ
 
 def predict(method: str, passage: str, stem: str, alternatives: Sequence[str], predicted: int,
             probabilities: Sequence[float] | None = None, index: SentenceIndex | None = None,
-            settings: Settings = DEFAULT_SETTINGS, effects: dict[int, float] | None = None) -> EvidenceChoice | None:
+            settings: Settings = DEFAULT_SETTINGS, effects: dict[int, float] | None = None,
+            attention: Sequence[float] | None = None) -> EvidenceChoice | None:
     """The evidence for one question by the named method (`predicted` is the reader's answer)."""
     if method == IDF_RECALL:
         return idf_recall_options(index or SentenceIndex([passage]), passage, stem, alternatives, probabilities,
-                                  settings, effects)
+                                  settings, effects, attention)
     if method in (WITH_QUESTION, OPTION_ONLY):
         from inference.evidence import predict_evidence
 

@@ -29,3 +29,29 @@ def sentence_effects(model, passage: str, stem: str, alternative: str, spans: Se
     enc = formatting.encode_pairs(model.tokenizer, items, model.card.max_length)
     z = model.runner.logits(enc)[:, 0]
     return [float(full_logit - x) for x in z]
+
+
+def sentence_effects_one(model, passage: str, stem: str, alternatives: Sequence[str], predicted: int,
+                         spans: Sequence[tuple[int, int]], full_logits: Sequence[float]) -> list[float]:
+    """The same for a one-sequence model (`inference.one_sequence`), whose one pass scores every
+    alternative: per sentence span, the predicted alternative's log-probability with the whole
+    passage minus its log-probability with that sentence taken out (a drop in the softmax, since
+    the logits of one pass move together)."""
+    import numpy as np
+
+    from inference import one_sequence
+
+    if not spans:
+        return []
+    questions = [(passage[:a] + passage[b:], stem, list(alternatives)) for a, b in spans]
+    z = model.runner.logits_one(one_sequence.encode(model.tokenizer, questions, formatting.STANDARD,
+                                                    model.card.max_length))
+
+    def logp(row) -> float:
+        row = np.asarray(row, dtype=np.float64)
+        row = row[np.isfinite(row)]
+        top = row.max()
+        return float(row[predicted] - top - np.log(np.exp(row - top).sum()))
+
+    base = logp(full_logits)
+    return [base - logp(row) for row in z]

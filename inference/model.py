@@ -7,7 +7,7 @@ from typing import Any
 
 from desktop.domain.errors import ModelError
 from inference import formatting
-from inference.card import ModelCard, load_card
+from inference.card import ModelCard, files_directory, load_card
 
 
 @dataclass
@@ -22,6 +22,11 @@ class Model:
     @property
     def id(self) -> str:
         return self.card.id
+
+    @property
+    def one_sequence(self) -> bool:
+        """Whether the model reads a question in one sequence (`inference.one_sequence`)."""
+        return self.card.layout == "one-sequence"
 
     @property
     def formats(self) -> list[str]:
@@ -45,10 +50,11 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
 
     directory = Path(directory)
     card = load_card(directory)
+    tokenizer_file = files_directory(directory, card) / card.tokenizer
     try:
-        tokenizer = formatting.load_tokenizer(directory / card.tokenizer)
+        tokenizer = formatting.load_tokenizer(tokenizer_file)
     except Exception as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise ModelError(f"{directory / card.tokenizer}: not a readable tokenizers file ({why})") from exc
+        raise ModelError(f"{tokenizer_file}: not a readable tokenizers file ({why})") from exc
     runner = Runner(directory, card, device=device, precision=precision, threads=threads)
     return Model(directory, card, tokenizer, runner)

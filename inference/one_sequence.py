@@ -51,12 +51,14 @@ def stem_text(stem: str) -> str:
 
 @dataclass
 class Sequence1:
-    """One question's token ids; `passage_span` = (start, end) of the passage's tokens in `ids`."""
+    """One question's token ids; `passage_span` = (start, end) of the passage's tokens in `ids`;
+    `passage_offsets` (when asked for) the (start, end) characters of each of those tokens."""
 
     ids: list[int]
     option_ids: list[int]
     passage_span: tuple[int, int]
     options: int
+    passage_offsets: list | None = None
 
     def cut_to(self, max_length: int) -> "Sequence1":
         """The same question within `max_length` tokens, the passage cut at its end (the training
@@ -73,8 +75,9 @@ class Sequence1:
 
 
 def tokenize(tokenizer, questions: Sequence[tuple[str, str, Sequence[str]]], fmt: str,
-             max_length: int = 512) -> list[Sequence1]:
-    """One `Sequence1` per (passage, stem, alternatives) in the format (standard or shortcut)."""
+             max_length: int = 512, offsets: bool = False) -> list[Sequence1]:
+    """One `Sequence1` per (passage, stem, alternatives) in the format (standard or shortcut);
+    with `offsets`, the passage tokens' character spans too (where the reader's attention falls)."""
     check_format(fmt)
     if fmt not in FORMATS:
         raise ValueError(f"the one-sequence layout serves {', '.join(FORMATS)}, not {fmt}")
@@ -88,14 +91,23 @@ def tokenize(tokenizer, questions: Sequence[tuple[str, str, Sequence[str]]], fmt
             texts.setdefault(" ".join(a.split()), 0)
     long = {t for t in texts if len(t) > PREFIX_CHARS_PER_TOKEN * max_length}
     order = [t for t in texts if t not in long]
-    ids_of = {t: e.ids for t, e in zip(order, tokenizer.encode_batch(order, add_special_tokens=False))}
+    encodings = tokenizer.encode_batch(order, add_special_tokens=False)
+    ids_of = {t: e.ids for t, e in zip(order, encodings)}
+    offsets_of = {t: e.offsets for t, e in zip(order, encodings)} if offsets else {}
     for t in long:
         ids_of[t] = leading_ids(tokenizer, t, max_length)
+        if offsets:  # the prefix's own offsets: its first tokens are the text's
+            cut = tokenizer.encode(t[: PREFIX_CHARS_PER_TOKEN * 4 * max_length], add_special_tokens=False)
+            offsets_of[t] = cut.offsets
     out = []
     for passage, stem, alts in questions:
         stem_ids = ids_of[stem_text(stem)]
         alt_ids = [ids_of[" ".join(a.split())] for a in alts]
-        out.append(_assemble(tpl, ids_of[passage] if fmt == STANDARD else None, stem_ids, alt_ids, max_length))
+        seq = _assemble(tpl, ids_of[passage] if fmt == STANDARD else None, stem_ids, alt_ids, max_length)
+        if offsets and fmt == STANDARD:
+            a, b = seq.passage_span
+            seq.passage_offsets = list(offsets_of[passage][: b - a])
+        out.append(seq)
     return out
 
 

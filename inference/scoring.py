@@ -43,6 +43,9 @@ class QuestionScores:
     formats: dict[str, FormatScores] = field(default_factory=dict)
     evidence: Any = None  # inference.evidence_choice.EvidenceChoice (standard format, with a passage)
     model_name: str = ""
+    # (token offsets, weights) of the reader's attention from its predicted alternative to the
+    # passage's tokens (a one-sequence model whose evidence weighs it in); not stored
+    passage_attention: Any = field(default=None, repr=False)
 
     @property
     def mi_bits(self) -> float | None:
@@ -108,7 +111,7 @@ def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passag
     alternative scored again."""
     if method is None:
         return
-    settings = evidence_choice.DEFAULT_SETTINGS
+    settings = evidence_choice.settings_for(model.card) if model is not None else evidence_choice.DEFAULT_SETTINGS
     for i, r in enumerate(results):
         std = r.formats.get(formatting.STANDARD)
         if std is None or r.evidence is not None:
@@ -119,16 +122,75 @@ def _add_evidence(results: Sequence[QuestionScores], questions: Sequence, passag
         q = questions[i]
         effects = None
         if model is not None and method == evidence_choice.IDF_RECALL and settings.occlusion_weight > 0:
-            from inference.evidence_occlusion import sentence_effects
+            from inference.evidence_occlusion import sentence_effects, sentence_effects_one
 
             index = evidence_choice.SentenceIndex([text])
             sims = evidence_choice.similarity_scores(index, text, q.stem, q.alternatives, std.probabilities, settings)
             chosen = evidence_choice.occlusion_candidates(sims, settings)
             spans = [index.of(text)[j][:2] for j in chosen]
-            effects = dict(zip(chosen, sentence_effects(model, text, q.stem, q.alternatives[std.predicted], spans,
-                                                        std.logits[std.predicted])))
+            if getattr(model, "one_sequence", False):
+                got = sentence_effects_one(model, text, q.stem, q.alternatives, std.predicted, spans, std.logits)
+            else:
+                got = sentence_effects(model, text, q.stem, q.alternatives[std.predicted], spans,
+                                       std.logits[std.predicted])
+            effects = dict(zip(chosen, got))
+        attention = None
+        if r.passage_attention is not None and settings.attention_weight > 0:
+            offsets, weights = r.passage_attention
+            attention = evidence_choice.sentence_attention(evidence_choice.SentenceIndex([text]).of(text), offsets,
+                                                           weights, settings.attention_pool)
         r.evidence = evidence_choice.predict(method, text, q.stem, q.alternatives, std.predicted, std.probabilities,
-                                             effects=effects)
+                                             settings=settings, effects=effects, attention=attention)
+
+
+def _score_one_sequence(model, questions, passages, formats, results, complete, done, total, tokens_per_batch,
+                        progress, cancel) -> int:
+    """`score`'s loop for a one-sequence model (`inference.one_sequence`): each question is one
+    sequence per format, batched by length.  Returns the count done, or −1 when cancelled."""
+    from inference import one_sequence
+
+    n = len(questions)
+    pad_id = formatting.pad_id_of(model.tokenizer)
+    for fmt in formats:
+        temperature = model.card.temperature_for(fmt)
+        todo = [i for i in range(n) if questions[i].alternatives]
+        seqs = dict(zip(todo, one_sequence.tokenize(
+            model.tokenizer, [(_passage_text(passages, questions[i], i), questions[i].stem, questions[i].alternatives)
+                              for i in todo], fmt, model.card.max_length,
+            offsets=bool(getattr(model.runner, "attention_layers", ())))))
+        scored = np.zeros(n, dtype=bool)
+        scored[[i for i in range(n) if i not in seqs]] = True
+        done += n - len(seqs)
+        order = sorted(seqs, key=lambda i: len(seqs[i].ids))
+        batch: list[int] = []
+        for k, i in enumerate(order):
+            batch.append(i)
+            if k + 1 < len(order) and (len(batch) + 1) * len(seqs[order[k + 1]].ids) <= tokens_per_batch:
+                continue
+            if cancel is not None and cancel():
+                complete &= scored
+                return -1
+            padded = one_sequence.pad([seqs[j] for j in batch], pad_id)
+            attention = None
+            if fmt == formatting.STANDARD and getattr(model.runner, "attention_layers", ()):
+                from inference.option_attention import OUTPUT
+
+                logits, extra = model.runner.logits_one(padded, (OUTPUT,))
+                attention = extra[OUTPUT]
+            else:
+                logits = model.runner.logits_one(padded)
+            for b, (j, row, (p, pred, h, neff)) in enumerate(zip(batch, logits, scores_from_logits(logits, temperature))):
+                results[j].formats[fmt] = FormatScores(fmt, p, pred, h, neff,
+                                                       [float(x) for x in row[np.isfinite(row)]], temperature)
+                if attention is not None:  # where the predicted alternative looked in the passage
+                    a, e = seqs[j].passage_span
+                    results[j].passage_attention = (seqs[j].passage_offsets or [], attention[b, pred, a:e].tolist())
+                scored[j] = True
+            done += len(batch)
+            batch = []
+            if progress is not None:
+                progress(done, total)
+    return done
 
 
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
@@ -169,6 +231,14 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
     pad_id = formatting.pad_id_of(model.tokenizer)
     nota = list(nota_indices) if nota_indices is not None else [None] * n
     complete = np.ones(n, dtype=bool)
+    if getattr(model, "one_sequence", False):
+        done = _score_one_sequence(model, questions, passages, formats, results, complete, done, total,
+                                   tokens_per_batch, progress, cancel)
+        if done < 0:  # cancelled
+            _add_evidence(results, questions, passages, evidence, model)
+            return [r for r, ok in zip(results, complete) if ok]
+        _add_evidence(results, questions, passages, evidence, model)
+        return results
     for fmt in formats:
         temperature = model.card.temperature_for(fmt)
         texts = [formatting.encoder_texts(_passage_text(passages, questions[i], i), questions[i].stem,

@@ -168,8 +168,34 @@ class Runner:
         self.threads = int(threads or env_threads) if (threads or env_threads) else None
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
         layout = ""
+        self.recipe = None
+        self.attention_layers: tuple[int, ...] = ()  # graph output of the reader's attention, for the evidence
+        self.one_sequence = card.layout == "one-sequence"
+        stored = not on_cuda and self.precision == "int8" and _stored_rows(path)
         if on_cuda:
             self.session = self._session(ort, path, providers, unpadded=False)
+        elif stored:
+            # int8 weights with float16 outlier rows: the arithmetic is chosen from the CPU's flags
+            # and derived in memory at load (inference.cpu_recipes)
+            from inference import cpu_recipes
+
+            allowed = (card.extra.get("quantization") or {}).get("runtime") or list(cpu_recipes.RECIPES)
+            self.recipe, why = cpu_recipes.choose(allowed)
+            try:
+                import onnx
+
+                graph = cpu_recipes.derive(onnx.load(str(path)), self.recipe)
+                self.attention_layers = _evidence_attention(card)
+                if self.attention_layers and self.one_sequence:
+                    from inference import option_attention
+
+                    option_attention.add(graph, list(self.attention_layers))
+            except Exception as exc:
+                raise ModelError(f"{path}: cannot read the stored int8 weights ({_first_line(exc)})") from exc
+            layout = f"{why}; {self.recipe} graph derived at load"
+            intra = self.threads or default_workers() if self.one_sequence else 1
+            self.session = self._session(ort, path, providers, unpadded=True, model_bytes=graph.SerializeToString(),
+                                         intra=intra)
         else:
             cpu_path, layout, unpadded = self._cpu_layout(path)
             try:
@@ -199,7 +225,9 @@ class Runner:
         self.graph_file = path.name
         self.unpadded = graph_is_unpadded(self.session)
         self.workers = 1
-        if self.unpadded and not self.on_gpu:
+        if self.one_sequence and not self.on_gpu:
+            layout = f"{layout}; one sequence per question, {self.threads or default_workers()} threads"
+        elif self.unpadded and not self.on_gpu:
             self.workers = self.threads or default_workers()
             how = (f"unpadded sequences, {self.workers} concurrent runs of 1 thread" if self.workers > 1
                    else "unpadded sequences, 1 run at a time")
@@ -233,7 +261,8 @@ class Runner:
             return path, ("" if summary == cpu_graph.NOTHING else f"CPU layout as shipped: {summary}"), unpadded
         return derived, f"CPU layout derived from {path.name}: {summary}", unpadded
 
-    def _session(self, ort, path: Path, providers, unpadded: bool):
+    def _session(self, ort, path: Path, providers, unpadded: bool, model_bytes: bytes | None = None,
+                 intra: int | None = None):
         on_cpu = providers == ["CPUExecutionProvider"]
 
         def create(intra: int | None):
@@ -253,7 +282,8 @@ class Runner:
                 # ONNX Runtime's CPU SkipLayerNormalization is slow: never fuse it back at load
                 kwargs["disabled_optimizers"] = DISABLED_OPTIMIZERS
             try:
-                return ort.InferenceSession(str(path), sess_options=opts, providers=providers, **kwargs)
+                return ort.InferenceSession(model_bytes if model_bytes is not None else str(path), sess_options=opts,
+                                            providers=providers, **kwargs)
             except Exception as exc:
                 weights = external_data_problem(path)
                 if weights:
@@ -263,6 +293,8 @@ class Runner:
 
         # unpadded sequences run side by side, one thread each (see unpadded_logits); a
         # graph that takes padded batches runs one batch at a time on `threads` threads
+        if intra is not None:
+            return create(intra)
         session = create(1 if unpadded and on_cpu else self.threads)
         if on_cpu and graph_is_unpadded(session) != unpadded:  # the cache's record was wrong
             session = create(1 if not unpadded else self.threads)
@@ -281,9 +313,11 @@ class Runner:
         return "fp32" in self.card.files or "int8" in self.card.files
 
     def _graph_path(self, precision: str) -> Path:
+        from inference.card import files_directory
+
         if precision in self.card.files:
-            return self.directory / self.card.files[precision]
-        return derive_fp16(self.directory, self.card)
+            return files_directory(self.directory, self.card) / self.card.files[precision]
+        return derive_fp16(files_directory(self.directory, self.card), self.card)
 
     def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         if self.length_bucket > 1 and not self.unpadded:  # an unpadded graph has no mask to hide padding
@@ -297,6 +331,52 @@ class Runner:
             return io.copy_outputs_to_cpu()[0]
         return self.session.run(["logits"], feeds)[0]
 
+    def logits_one(self, batch, extra: tuple[str, ...] = ()):
+        """[B, K] float64 logits of a one-sequence batch (`inference.one_sequence.Batch`); a question's
+        missing alternatives are −inf.  Unpadded on the CPU: questions of equal length share a run.
+        With `extra` output names ([B, K, T] each, e.g. `inference.option_attention.OUTPUT`):
+        (logits, {name: array}), the arrays zero beyond each question's length."""
+        names = self.input_names
+        out = np.full(batch.option_mask.shape, -np.inf)
+        more = {e: np.zeros(batch.option_mask.shape + batch.input_ids.shape[1:], np.float32) for e in extra}
+        try:
+            if self.unpadded and not self.on_gpu:
+                groups: dict[int, list[int]] = {}
+                for b, n in enumerate(batch.lengths.tolist()):
+                    groups.setdefault(int(n), []).append(b)
+                for n, rows in groups.items():
+                    feeds = {k: np.ascontiguousarray(v[rows, :n]) for k, v in batch.feeds(names).items()}
+                    got = self._run_outputs(feeds, ("logits", *extra))
+                    z = np.asarray(got[0], dtype=np.float64)
+                    out[rows, : z.shape[1]] = z
+                    for e, arr in zip(extra, got[1:]):
+                        more[e][np.ix_(rows, range(arr.shape[1]), range(n))] = arr
+            else:
+                got = self._run_outputs(batch.feeds(names), ("logits", *extra))
+                z = np.asarray(got[0], dtype=np.float64)
+                out[:, : z.shape[1]] = z
+                for e, arr in zip(extra, got[1:]):
+                    more[e][:, : arr.shape[1], : arr.shape[2]] = arr
+        except Exception as exc:
+            raise ModelError(f"{self.graph_file}: scoring failed ({_first_line(exc)})") from exc
+        logits = np.where(batch.option_mask, out, -np.inf)
+        return (logits, more) if extra else logits
+
+    def _run_outputs(self, feeds: dict[str, np.ndarray], outputs: tuple[str, ...]) -> list[np.ndarray]:
+        if outputs == ("logits",):
+            return [self._run(feeds)]
+        if self.on_gpu:
+            if self.length_bucket > 1 and not self.unpadded:
+                feeds = pad_to_bucket(feeds, self.length_bucket, self.card.max_length)
+            io = self.session.io_binding()
+            for name, arr in feeds.items():
+                io.bind_cpu_input(name, np.ascontiguousarray(arr))
+            for name in outputs:
+                io.bind_output(name, "cuda")
+            self.session.run_with_iobinding(io)
+            return io.copy_outputs_to_cpu()
+        return self.session.run(list(outputs), feeds)
+
     def logits(self, enc: Encoded) -> np.ndarray:
         """[B, O] float64 logits; padding options are −inf."""
         try:
@@ -308,6 +388,25 @@ class Runner:
             raise ModelError(f"{self.graph_file}: scoring failed ({_first_line(exc)})") from exc
         out = np.asarray(out, dtype=np.float64).reshape(enc.option_mask.shape)
         return np.where(enc.option_mask, out, -np.inf)
+
+
+def _evidence_attention(card) -> tuple[int, ...]:
+    """The layers whose attention the card's evidence settings weigh in (none: no extra output)."""
+    from inference.evidence_choice import settings_for
+
+    st = settings_for(card)
+    return tuple(st.attention_layers) if st.attention_weight > 0 else ()
+
+
+def _stored_rows(path: Path) -> bool:
+    """Whether the graph holds int8 weights with float16 outlier rows (`models.int8_rows`)."""
+    try:
+        import onnx
+
+        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    except Exception:
+        return False
+    return meta.get("mcqlens.int8_recipe") == "int8-rows"
 
 
 def bucketed(length: int, bucket: int, cap: int) -> int:
