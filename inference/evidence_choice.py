@@ -218,6 +218,12 @@ def idf_recall_options(index: SentenceIndex, passage: str, stem: str, alternativ
         signals.append((list(attention), settings.attention_weight))
     if signals:
         scores = blend(scores, signals)
+    return choose_sentence(passage, sents, scores, settings)
+
+
+def choose_sentence(passage: str, sents, scores: Sequence[float], settings: Settings = DEFAULT_SETTINGS) -> EvidenceChoice:
+    """The best-scoring sentence; a short one (fewer scored tokens than `short_sentence`) takes its
+    better-scoring neighbour along."""
     best = max(range(len(sents)), key=lambda i: (scores[i], -i))
     start, end, toks = sents[best]
     if len(toks) < settings.short_sentence:

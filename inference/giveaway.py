@@ -301,6 +301,11 @@ def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool
 
     if not questions:
         return []
+    if getattr(model, "one_sequence", False):  # one pass reads every alternative: score each copy whole
+        scored = inference.score(model, list(questions), None, [FORMAT], item_ids=[str(i) for i in range(len(questions))],
+                                 evidence=None, cancel=cancel)
+        by_id = {int(r.item_id): r.formats.get(FORMAT) for r in scored}
+        return [by_id.get(i) for i in range(len(questions))]
     index: dict[str, int] = {}
     singles, rows = [], []
     for q in questions:

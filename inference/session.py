@@ -333,7 +333,9 @@ class Runner:
 
     def logits_one(self, batch, extra: tuple[str, ...] = ()):
         """[B, K] float64 logits of a one-sequence batch (`inference.one_sequence.Batch`); a question's
-        missing alternatives are −inf.  Unpadded on the CPU: questions of equal length share a run.
+        missing alternatives are −inf.  Unpadded on the CPU, each question runs alone: the int8
+        recipe's activation scale is taken per run, so a question's numbers never depend on which
+        others were scored with it.
         With `extra` output names ([B, K, T] each, e.g. `inference.option_attention.OUTPUT`):
         (logits, {name: array}), the arrays zero beyond each question's length."""
         names = self.input_names
@@ -341,10 +343,8 @@ class Runner:
         more = {e: np.zeros(batch.option_mask.shape + batch.input_ids.shape[1:], np.float32) for e in extra}
         try:
             if self.unpadded and not self.on_gpu:
-                groups: dict[int, list[int]] = {}
                 for b, n in enumerate(batch.lengths.tolist()):
-                    groups.setdefault(int(n), []).append(b)
-                for n, rows in groups.items():
+                    rows = [b]
                     feeds = {k: np.ascontiguousarray(v[rows, :n]) for k, v in batch.feeds(names).items()}
                     got = self._run_outputs(feeds, ("logits", *extra))
                     z = np.asarray(got[0], dtype=np.float64)

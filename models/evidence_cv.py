@@ -186,6 +186,123 @@ def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[f
     return {q.id: list(s.formats["standard"].probabilities) for q, s in zip(qs, scores)}
 
 
+# the reader's attention (`models.evidence_signals`): which layers, summed or averaged over a
+# sentence's tokens, and its share of the score; the reader's drop without the N most similar
+# sentences (a pass each) and its share
+ATTENTION_LAYERS = ((11,), (10,), (9,), (8,), (7,), (6,), (10, 11), (9, 10, 11), (8, 9, 10, 11),
+                    (6, 7, 8, 9, 10, 11), tuple(range(12)))
+ATTENTION = {"attention_pool": ("sum", "mean"), "attention_weight": (0.25, 0.5, 0.75)}
+EFFECTS = {"occlusion_top": (1, 2, 3), "occlusion_weight": (0.25, 0.5)}
+
+
+def signal_grid(layers: int) -> list[E.Settings]:
+    keys = list(GRID)
+    base = [E.Settings(**dict(zip(keys, vals))) for vals in itertools.product(*(GRID[k] for k in keys))]
+    out = list(base)
+    sets = [ls for ls in ATTENTION_LAYERS if max(ls) < layers] + [tuple(range(layers))]
+    for b in base:
+        for ls in dict.fromkeys(sets):
+            for pool in ATTENTION["attention_pool"]:
+                for w in ATTENTION["attention_weight"]:
+                    out.append(E.Settings(**{**b.__dict__, "attention_layers": ls, "attention_pool": pool,
+                                             "attention_weight": w}))
+        for top in EFFECTS["occlusion_top"]:
+            for w in EFFECTS["occlusion_weight"]:
+                out.append(E.Settings(**{**b.__dict__, "occlusion_top": top, "occlusion_weight": w}))
+    return out
+
+
+def signal_table(items: Sequence[dict], signals: dict, settings: Sequence[E.Settings],
+                 temperature: float = 1.0) -> dict:
+    """Every setting's per-question evidence F1 from the reader's stored signals (the similarity
+    computed once per question and (β, reader's weight), then blended as `inference.score` blends)."""
+    import numpy as np
+
+    index_of = _index_of()
+    table = {st: [] for st in settings}
+    for q in items:
+        sig = signals[q["id"]]
+        z = np.array(sig["logits"], dtype=np.float64) / temperature
+        p = (np.exp(z - z.max()) / np.exp(z - z.max()).sum()).tolist()
+        index = index_of(q["passage"])
+        sents = index.of(q["passage"])
+        sims: dict = {}
+        f1s: dict = {}
+        tokens = [max(1.0, t) for t in sig["tokens"]]
+        for st in settings:
+            key = (st.beta, st.reader_weight, st.idf)
+            if key not in sims:
+                sims[key] = E.similarity_scores(index, q["passage"], q["stem"], q["alternatives"], p, st)
+            scores = sims[key]
+            extra = []
+            if st.attention_weight > 0:
+                att = [sum(sig["attention"][l][i] for l in st.attention_layers) / len(st.attention_layers)
+                       for i in range(len(sents))]
+                if st.attention_pool == "mean":
+                    att = [a / t for a, t in zip(att, tokens)]
+                extra.append((att, st.attention_weight))
+            if st.occlusion_weight > 0:
+                chosen = set(sorted(range(len(sents)), key=lambda i: (-scores[i], i))[: st.occlusion_top])
+                eff = [(e or 0.0) if i in chosen else 0.0 for i, e in enumerate(sig["effects"])]
+                extra.append((eff, st.occlusion_weight))
+            ev = E.choose_sentence(q["passage"], sents, E.blend(scores, extra) if extra else scores, st)
+            if (ev.start, ev.end) not in f1s:
+                f1s[(ev.start, ev.end)] = expmrc_metric.evidence_f1(ev.text, q["references"])
+            table[st].append(f1s[(ev.start, ev.end)])
+    return table
+
+
+def cross_validate_signals(dataset: dict, signals: dict, k: int = 5, temperature: float = 1.0,
+                           max_passes: int | None = None) -> dict:
+    """`cross_validate` over similarity, attention and occlusion settings from stored signals;
+    `max_passes`: settings re-scoring more sentences than this are not tried (the evidence's cost)."""
+    items = [q for q in questions(dataset) if q["id"] in signals]
+    layers = len(next(iter(signals.values()))["attention"])
+    settings = [st for st in signal_grid(layers)
+                if max_passes is None or st.occlusion_weight == 0 or st.occlusion_top <= max_passes]
+    table = signal_table(items, signals, settings, temperature)
+    probs = {q["id"]: signals[q["id"]]["logits"] for q in items}
+    return _cross_validate_table(items, probs, settings, table, k)
+
+
+def _cross_validate_table(items, probs, settings, table, k) -> dict:
+    folds = [fold_of(q["pid"], k) for q in items]
+    held = [0.0] * len(items)
+    choices = []
+    for f in range(k):
+        train = [i for i, g in enumerate(folds) if g != f]
+        test = [i for i, g in enumerate(folds) if g == f]
+        best = max(settings, key=lambda st: (sum(table[st][i] for i in train) / max(len(train), 1),
+                                             -st.occlusion_top * (st.occlusion_weight > 0)))
+        for i in test:
+            held[i] = table[best][i]
+        choices.append({"fold": f, "questions": len(test), "settings": _plain(best),
+                        "train_evi_f1": 100 * sum(table[best][i] for i in train) / max(len(train), 1),
+                        "held_out_evi_f1": 100 * sum(table[best][i] for i in test) / max(len(test), 1)})
+    correct = [int(max(range(len(q["alternatives"])), key=lambda a: probs[q["id"]][a]) == q["key"]) for q in items]
+    n = len(items)
+    in_sample = max(settings, key=lambda st: sum(table[st]))
+    families = {}
+    for name, keep in (("similarity", lambda st: st.attention_weight == 0 and st.occlusion_weight == 0),
+                       ("attention", lambda st: st.attention_weight > 0),
+                       ("occlusion", lambda st: st.occlusion_weight > 0)):
+        sts = [st for st in settings if keep(st)]
+        if sts:
+            b = max(sts, key=lambda st: sum(table[st]))
+            families[name] = {"best_in_sample": _plain(b), "EVI_F1": 100 * sum(table[b]) / n}
+    return {"folds": k, "questions": n, "settings_tried": len(settings), "occlusion": True, "attention": True,
+            "held_out": {"EVI_F1": 100 * sum(held) / n, "ANS_F1": 100 * sum(correct) / n,
+                         "ALL_F1": 100 * sum(c * e for c, e in zip(correct, held)) / n},
+            "best_in_sample": {"settings": _plain(in_sample), "EVI_F1": 100 * sum(table[in_sample]) / n},
+            "families_in_sample": families, "choices": choices}
+
+
+def _plain(st: E.Settings) -> dict:
+    d = dict(st.__dict__)
+    d["attention_layers"] = list(d.get("attention_layers") or ())
+    return d
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DATASET)
@@ -194,8 +311,19 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", type=Path)
     ap.add_argument("--effects", type=Path, help="cache of the reader's sentence effects (JSON; computed when absent)")
     ap.add_argument("--no-occlusion", action="store_true", help="similarity settings only")
+    ap.add_argument("--signals", type=Path, help="a one-sequence reader's signals (python -m models.evidence_signals)")
+    ap.add_argument("--temperature", type=float, default=1.0, help="the reader's standard-format temperature")
+    ap.add_argument("--max-passes", type=int, default=None, help="most sentences a setting may re-score")
     args = ap.parse_args(argv)
     dataset = json.loads(args.dataset.read_text(encoding="utf-8"))
+    if args.signals:
+        result = cross_validate_signals(dataset, json.loads(args.signals.read_text()), args.folds, args.temperature,
+                                        args.max_passes)
+        text = json.dumps(result, indent=1)
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return 0
     probs = model_probabilities(args.dataset, args.model)
     effects = None if args.no_occlusion else model_effects(dataset, probs, args.model, args.effects)
     result = cross_validate(dataset, probs, args.folds, effects=effects)

@@ -11,6 +11,7 @@ student starts from the MPNet reader's weights (`from_teacher`, a choice of its 
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -54,9 +55,9 @@ def mpnet_student(state: dict, config: dict, layers: list[int] | None = None) ->
             if int(src) in layers:
                 for new, old in enumerate(layers):
                     if old == int(src):
-                        mapped[f"encoder.encoder.layer.{new}.{tail}"] = torch.as_tensor(v)
+                        mapped[f"encoder.encoder.layer.{new}.{tail}"] = torch.as_tensor(np.array(v))
             continue
-        mapped[k] = torch.as_tensor(v)
+        mapped[k] = torch.as_tensor(np.array(v))
     missing, unexpected = model.load_state_dict(mapped, strict=False)
     if missing or unexpected:
         raise ValueError(f"teacher weights do not fit the student (missing {missing[:4]}, unexpected {unexpected[:4]})")
