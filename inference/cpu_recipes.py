@@ -1,21 +1,23 @@
 """The CPU's arithmetic for a model stored as int8 weights with float16 outlier rows.
 
 The shipped files (`models.int8_rows`) are storage; at load the runtime derives the graph it
-runs, in memory, by the CPU's flags:
+runs, in memory, by the CPU's flags and the recipes the model's card allows:
 
 * ``fp32``: every weight dequantized (`inference.int8_weights.merge_rows`): float arithmetic on
-  the stored weights — the float model of the files, and what a CPU without AVX-512 VNNI runs
-  (there ONNX Runtime's u8×s8 kernels use VPMADDUBSW, which can saturate, and gain little);
-* ``int8``: each stored MatMul becomes ONNX Runtime's dynamic int8 product (DynamicQuantizeLinear
-  → MatMulInteger → scale, fused into DynamicQuantizeMatMul: activations quantized per tensor
-  at run time, u8 × the stored s8 weights, VNNI/AMX kernels).  The outlier input channels,
-  whose rows are stored apart in float, are zeroed before the activation's scale is taken, so a
-  channel 100 times the median no longer sets it; their product stays in float.  The word
-  embeddings are dequantized at load (a lookup costs nothing).
+  the stored weights — the float model of the files;
+* ``int8``: each stored MatMul as ONNX Runtime's dynamic int8 product (DynamicQuantizeLinear →
+  MatMulInteger → scale: activations quantized per tensor at run time to u8, times the stored s8
+  weights, VNNI/AMX kernels), the outlier channels (whose rows are stored apart in float) zeroed
+  before the activation's scale is taken and multiplied in float;
+* ``int8x2``: the same with a second int8 pass over what the first rounded away (its scale 1/254
+  of the first's): the activation carries about 15 bits, the weights are the stored int8 ones
+  exactly, so the product is the float model's to about 1e-3 of a logit, with int8 arithmetic.
 
-`choose(flags)` picks int8 where the CPU has AVX-512 VNNI or AVX-VNNI, else fp32; the card may
-restrict the recipes it allows (`card.quantization.runtime`), and MCQLENS_CPU_RECIPE forces one.
-`models.int8_check`-style agreement on RACE dev decides which recipes a card allows.
+A card allows a recipe only where its argmax agrees with fp32 on ≥ 99.3% of RACE dev in both
+formats (`card.quantization.runtime`).  `choose` takes the fastest allowed where the CPU has
+VNNI (AVX-512 VNNI, AVX-VNNI or AMX); without VNNI, fp32: ONNX Runtime's u8×s8 kernels then use
+VPMADDUBSW, whose 16-bit sums saturate on the second pass's full-range values, and gain little.
+MCQLENS_CPU_RECIPE forces one.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ import os
 
 import numpy as np
 
-RECIPES = ("fp32", "int8")
+RECIPES = ("fp32", "int8", "int8x2")
+FASTEST_FIRST = ("int8", "int8x2", "fp32")
 ENV = "MCQLENS_CPU_RECIPE"
 
 
@@ -48,14 +51,16 @@ def choose(allowed: list[str] | None = None, flags: set[str] | None = None) -> t
     """(recipe, why) for this CPU."""
     allowed = [r for r in (allowed or RECIPES) if r in RECIPES] or ["fp32"]
     forced = os.environ.get(ENV, "")
-    if forced:
-        if forced not in allowed:
-            return allowed[0], f"{ENV}={forced} is not one of this model's recipes ({', '.join(allowed)})"
-        return forced, f"{ENV}={forced}"
-    if "int8" in allowed and has_vnni(flags):
-        return "int8", "int8 arithmetic: this CPU has VNNI"
-    if "int8" in allowed:
-        return "fp32", "float arithmetic: this CPU has no VNNI (int8 would not be faster)"
+    if forced:  # a study of the recipes (models.recipe_eval) may force one the card does not allow
+        if forced not in RECIPES:
+            return allowed[0], f"{ENV}={forced} is not a recipe ({', '.join(RECIPES)})"
+        return forced, f"{ENV}={forced}" + ("" if forced in allowed else " (not one this model's card allows)")
+    fast = [r for r in FASTEST_FIRST if r in allowed and r != "fp32"]
+    if fast and has_vnni(flags):
+        return fast[0], f"{fast[0]} arithmetic: this CPU has VNNI"
+    if "fp32" in allowed:
+        why = "this CPU has no VNNI (int8 would not be faster)" if fast else "the only recipe this model allows"
+        return "fp32", f"fp32 arithmetic: {why}"
     return allowed[0], f"{allowed[0]} arithmetic (the only recipe this model allows)"
 
 
@@ -72,13 +77,15 @@ def derive(stored, recipe: str):
         return dequantize_model(stored)
     if recipe == "int8":
         return dynamic_int8(stored)
+    if recipe == "int8x2":
+        return dynamic_int8(stored, two_pass=("_matmul",))
     raise ValueError(f"unknown CPU recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
 
 
-def dynamic_int8(stored, per_row: bool = False, skip: tuple[str, ...] = (), extra: dict | None = None):
-    """`extra`: {activation name: input channels} also taken out of the int8 product (their weight
-    rows, dequantized, multiply them in float): channels the runtime's calibration found large
-    beyond the stored outlier rows."""
+def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, two_pass: tuple[str, ...] = ()):
+    """The int8 graph; `skip`: MatMuls (by name) kept in float; `extra`: {activation: input channels}
+    also multiplied in float beside the int8 product; `two_pass`: MatMuls (by name) given the second
+    int8 pass (the ``int8x2`` recipe: ``("_matmul",)``, every one)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -136,39 +143,33 @@ def dynamic_int8(stored, per_row: bool = False, skip: tuple[str, ...] = (), extr
                 nodes.append(helper.make_node("Mul", [x, name + "_mask"], [name], name=name))
                 masks[key] = name
             x = masks[key]
-        if per_row:  # one scale per token (row of the activation), symmetric
-            # u8 around a zero point of 128 (a scalar, as ONNX Runtime's u8 x s8 kernels want it)
-            if "row_eps" not in {t.name for t in new_inits}:
-                new_inits += [numpy_helper.from_array(np.array(1e-8 / 127, np.float32), "row_eps"),
-                              numpy_helper.from_array(np.array(127.0, np.float32), "row_127"),
-                              numpy_helper.from_array(np.array(128.0, np.float32), "row_128f"),
-                              numpy_helper.from_array(np.array(128, np.uint8), "row_zero")]
-            nodes += [
-                helper.make_node("Abs", [x], [p + "_abs"], name=p + "_abs"),
-                helper.make_node("ReduceMax", [p + "_abs"], [p + "_amax"], name=p + "_amax", axes=[-1], keepdims=1),
-                helper.make_node("Div", [p + "_amax", "row_127"], [p + "_xs0"], name=p + "_xs0"),
-                helper.make_node("Max", [p + "_xs0", "row_eps"], [p + "_xs"], name=p + "_xs"),
-                helper.make_node("Div", [x, p + "_xs"], [p + "_xn"], name=p + "_xn"),
-                helper.make_node("Round", [p + "_xn"], [p + "_xr0"], name=p + "_xr0"),
-                helper.make_node("Add", [p + "_xr0", "row_128f"], [p + "_xr"], name=p + "_xr"),
-                helper.make_node("Cast", [p + "_xr"], [p + "_xq"], name=p + "_xq", to=TensorProto.UINT8),
-                helper.make_node("MatMulInteger", [p + "_xq", w_q, "row_zero", w_zp], [p + "_y32"], name=p + "_mmi"),
-                helper.make_node("Cast", [p + "_y32"], [p + "_yf"], name=p + "_cast", to=TensorProto.FLOAT),
-                helper.make_node("Mul", [p + "_xs", w_scale], [p + "_ys"], name=p + "_scales"),
-                helper.make_node("Mul", [p + "_yf", p + "_ys"], [out], name=p + "_scale"),
-            ]
-            continue
+        second = any(k in n.name for k in two_pass)
         nodes += [
             helper.make_node("DynamicQuantizeLinear", [x], [p + "_xq", p + "_xs", p + "_xzp"], name=p + "_quant"),
             helper.make_node("MatMulInteger", [p + "_xq", w_q, p + "_xzp", w_zp], [p + "_y32"], name=p + "_mmi"),
             helper.make_node("Cast", [p + "_y32"], [p + "_yf"], name=p + "_cast", to=TensorProto.FLOAT),
             helper.make_node("Mul", [p + "_xs", w_scale], [p + "_ys"], name=p + "_scales"),
-            helper.make_node("Mul", [p + "_yf", p + "_ys"], [out], name=p + "_scale"),
+            helper.make_node("Mul", [p + "_yf", p + "_ys"], [p + "_y1" if second else out], name=p + "_scale"),
         ]
+        if second:  # what the first pass rounded away, quantized again (its scale 1/254 of the first's)
+            if "two_254" not in {t.name for t in new_inits}:
+                new_inits += [numpy_helper.from_array(np.array(254.0, np.float32), "two_254"),
+                              numpy_helper.from_array(np.array(128, np.uint8), "two_zp")]
+            nodes += [
+                helper.make_node("DequantizeLinear", [p + "_xq", p + "_xs", p + "_xzp"], [p + "_xhat"], name=p + "_xhat"),
+                helper.make_node("Sub", [x, p + "_xhat"], [p + "_r"], name=p + "_r"),
+                helper.make_node("Div", [p + "_xs", "two_254"], [p + "_rs"], name=p + "_rs"),
+                helper.make_node("QuantizeLinear", [p + "_r", p + "_rs", "two_zp"], [p + "_rq"], name=p + "_rq"),
+                helper.make_node("MatMulInteger", [p + "_rq", w_q, "two_zp", w_zp], [p + "_r32"], name=p + "_rmmi"),
+                helper.make_node("Cast", [p + "_r32"], [p + "_rf"], name=p + "_rcast", to=TensorProto.FLOAT),
+                helper.make_node("Mul", [p + "_rs", w_scale], [p + "_rys"], name=p + "_rscales"),
+                helper.make_node("Mul", [p + "_rf", p + "_rys"], [p + "_y2"], name=p + "_rscale"),
+                helper.make_node("Add", [p + "_y1", p + "_y2"], [out], name=p + "_two"),
+            ]
     kept = [t for t in g.initializer if t.name not in drop_inits]
     del g.initializer[:]
     g.initializer.extend(kept + new_inits)
     del g.node[:]
     g.node.extend(nodes)
-    _set_meta(model, "mcqlens.cpu_recipe", "int8")
+    _set_meta(model, "mcqlens.cpu_recipe", "int8x2" if two_pass else "int8")
     return model

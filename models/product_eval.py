@@ -31,6 +31,16 @@ SETS = {"race-test": lambda r: r["source"] == "race" and r["role"] == "eval",
 def score_records(model, records: list[dict], fmt: str, tokens_per_batch: int) -> list[list[float]]:
     from inference.formatting import encode_questions
 
+    if getattr(model, "one_sequence", False):  # one sequence per question: the runner's own path
+        from inference.one_sequence import encode
+
+        out = []
+        for r in records:
+            z = model.runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
+                                               model.card.max_length))[0]
+            out.append([float(x) for x in z[: len(r["alternatives"])]])
+        return out
+
     order = sorted(range(len(records)), key=lambda i: len(records[i]["passage"]) + len(records[i]["stem"]))
     out: list = [None] * len(records)
     batch: list[int] = []
@@ -59,6 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--every", type=int, default=1, help="every k-th record of each set (a quick look)")
     args = ap.parse_args(argv)
     import inference
     from models.data import read_jsonl
@@ -71,7 +82,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows, timing = [], {}
     for name in args.sets.split(","):
-        part = [r for r in records if SETS[name](r)]
+        part = [r for r in records if SETS[name](r)][:: args.every]
         t0 = time.perf_counter()
         for fmt in ("standard", "shortcut"):
             for r, z in zip(part, score_records(model, part, fmt, budget)):
@@ -83,7 +94,8 @@ def main(argv=None) -> int:
                 f.write(json.dumps(r) + "\n")
         if any(r["role"] == "dev" for r in rows):
             summary = summarise([r for r in rows if r["role"] == "dev"], [r for r in rows if r["role"] == "eval"])
-            summary.update(model=model.card.id, device=model.message, seconds=timing)
+            summary.update(model=model.card.id, device=model.message, seconds=timing,
+                           recipe=getattr(model.runner, "recipe", None), max_length=model.card.max_length)
             (out / "evaluation.json").write_text(json.dumps(summary, indent=1))
         print(json.dumps({"set": name, "questions": len(part), "seconds": timing[name]}), flush=True)
     return 0

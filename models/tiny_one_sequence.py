@@ -62,7 +62,7 @@ def build(out: Path, tokenizer: Path, seed: int = 0) -> Path:
             "max_length": MAX_LENGTH, "layout": "one-sequence", "pooling": "options",
             "temperature": {"standard": 1.0, "shortcut": 1.0}, "files": {"int8": "model.int8.onnx"},
             "tokenizer": "tokenizer.json", "inputs": ["input_ids", "attention_mask", "option_ids"],
-            "quantization": {"recipe": int8_rows.RECIPE, "runtime": ["fp32", "int8"], "files": files},
+            "quantization": {"recipe": int8_rows.RECIPE, "runtime": ["fp32", "int8x2"], "files": files},
             "training": {"data": [], "note": "random weights: a test of the code, not a reader"},
             "command": "python -m models.tiny_one_sequence"}
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n")
