@@ -25,8 +25,9 @@ from inference import evidence_choice, formatting, metrics
 from inference.batching import (DEFAULT_TOKENS_PER_BATCH, GPU_TOKENS_PER_BATCH, UNPADDED_TOKENS_PER_BATCH,
                                 length_batches)
 from inference.model import Model, load_model
-from inference.scoring import EVIDENCE_MAX_CHARS, FormatScores, QuestionScores, score, scores_from_logits
+from inference.scoring import (EVIDENCE_MAX_CHARS, FormatScores, QuestionScores, add_evidence, score,
+                               scores_from_logits)
 
-__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "evidence_choice", "scores_from_logits",
+__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "add_evidence", "evidence_choice", "scores_from_logits",
            "length_batches", "ModelError", "metrics", "formatting", "DEFAULT_TOKENS_PER_BATCH",
            "UNPADDED_TOKENS_PER_BATCH", "GPU_TOKENS_PER_BATCH", "EVIDENCE_MAX_CHARS"]
