@@ -167,7 +167,7 @@ class ModelQueue:
         return {"paused": self.paused, "hold": self.hold, "running": self.running,
                 "open": self.open.item_id if self.open else None, "open_left": self.open_stages_left(),
                 "ahead": len(self.ahead), "ready": self.ready_ahead(),
-                "busy": bool(self.tasks())}
+                "busy": bool(self.tasks()) or bool(self.to_read())}
 
 
 def minutes(seconds: float) -> str:
