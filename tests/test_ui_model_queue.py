@@ -194,13 +194,14 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
     window.go_to(ids[0])
     status = nav.filters["status"]
     status.setCurrentIndex(status.findText("not done"))
-    assert mr.worker.queue.ahead == _next_ids(window, 2)
+    qtbot.waitUntil(lambda: mr.worker.queue.ahead == _next_ids(window, 2), timeout=2000)
     window.edit("status", "done")  # marked done: under "not done" it stays listed until the filter changes
     nav.search.setText("parent")  # a search: only the items that contain it
     nav._apply_search()
     shown = nav.visible_items()
     after = [i for i in shown if i != window.current]
-    assert mr.worker.queue.ahead == (_next_ids(window, 2) if window.current in shown else after[:2])
+    want = _next_ids(window, 2) if window.current in shown else after[:2]
+    qtbot.waitUntil(lambda: mr.worker.queue.ahead == want, timeout=2000)
     nav.search.clear()
     nav._apply_search()
     status.setCurrentIndex(0)
@@ -209,7 +210,7 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
     qtbot.waitUntil(lambda: nav.n_facts() > 0, timeout=30000)
     mr.order.setCurrentIndex(1)
     assert nav.order == "shortcut_n"
-    assert mr.worker.queue.ahead == _next_ids(window, 2)
+    qtbot.waitUntil(lambda: mr.worker.queue.ahead == _next_ids(window, 2), timeout=2000)
     gate.set()
     _wait_idle(qtbot, mr)
     done = mr.worker.queue.computed

@@ -78,6 +78,7 @@ class ModelQueue:
         if before is not None and before.scores is not None and not target.rescore:
             target.scores = before.scores  # stage 1 done ahead: the evidence goes on from it
         self.open = target
+        self.ahead = [i for i in self.ahead if i != target.item_id]  # until the window plans again
         return True
 
     def clear_open(self) -> None:

@@ -153,7 +153,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         if self.model is not None and (new_item or (request and left)):
             self.worker.request_item(q.id, q, state.passage_text)
         if new_item:
-            self.replan()
+            self.replan_soon()
         if self.model is None:
             pass  # the title and the status say loading, or why there is no model
         elif left and self.paused:
@@ -192,6 +192,8 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         if obj is self.window and event.type() == QEvent.Close:
             self.stopped = True
             self.closed = True  # scores still queued for delivery find the store closed: drop them
+            self._plan_later.stop()
+            self._busy.stop()
             self.worker.stop()
         return False
 

@@ -24,6 +24,9 @@ AHEAD_ENV = "MCQLENS_SCORE_AHEAD"
 AHEAD_DEFAULT = 5
 AHEAD_CHOICES = (0, 3, 5, 10, 20)
 BUSY_POLL_MS = 250  # how often the window's business (an import, a report, the facts) is looked at
+# The items ahead are planned this long after a move, outside the move itself (the model starts
+# on them only after scoring_worker.ITEM_SETTLE_S anyway); the open item is asked for at once.
+PLAN_DELAY_MS = 60
 
 
 def window_busy(window) -> bool:
@@ -49,11 +52,15 @@ class QueueWiring:
                                     "ready, Score all's progress, or paused (Model → Pause the model)")
         self.window.statusBar().addPermanentWidget(self.model_state)
         self.scored = 0  # stages that arrived (tests, status)
+        self._plan_later = QTimer(self)  # the plan after a move: once the move is painted (and paging settles)
+        self._plan_later.setSingleShot(True)
+        self._plan_later.setInterval(PLAN_DELAY_MS)
+        self._plan_later.timeout.connect(self.replan)
         self._busy = QTimer(self)
         self._busy.setInterval(BUSY_POLL_MS)
         self._busy.timeout.connect(self._check_busy)
         self._busy.start()
-        self.window.navigator.model.modelReset.connect(self.replan)  # a filter, a search or the order changed
+        self.window.navigator.model.modelReset.connect(self.replan_soon)  # a filter, a search or the order changed
 
     def _queue_menu(self, menu) -> None:
         w = self.window
@@ -93,26 +100,46 @@ class QueueWiring:
 
     # ---- the plan --------------------------------------------------------------------------
     def plan_ahead(self) -> list[str]:
-        """The next `ahead` items after the open one in the navigator's order and filter."""
+        """The next `ahead` items after the open one in the navigator's order and filter: read
+        from the navigator's own list (its loaded rows; a page more when they run out), or,
+        when a filter hides the open item, from the store's query at its place in the order."""
         nav = self.window.navigator
         current = self.window.current
         if self.ahead <= 0 or nav.nav is None or current is None or nav.model.query is None:
             return []
-        query = nav.model.query
+        m = nav.model
         try:
-            cursor = nav.nav.cursor_of(query, current)
-            if cursor is None:
-                return []
-            page = nav.nav.page(query, cursor, self.ahead)
-            rows = nav.nav.rows(nav.annotator, [r[0] for r in page])
+            i = m.row_index(nav.nav.rowid(current))
+            if i is None:
+                cursor = nav.nav.cursor_of(m.query, current)
+                page = nav.nav.page(m.query, cursor, self.ahead) if cursor is not None else []
+                rows = nav.nav.rows(nav.annotator, [r[0] for r in page])
+                return [rows[r[0]].item_id for r in page if r[0] in rows]
+            out, j = [], i + 1
+            while len(out) < self.ahead:
+                if j >= m.n_loaded():
+                    if not m.canFetchMore():
+                        break
+                    m.fetchMore()
+                    continue
+                row = m.item_at(j)
+                if row is not None:
+                    out.append(row.item_id)
+                j += 1
+            return out
         except Exception:  # noqa: BLE001 - a closing database: nothing ahead
             return []
-        return [rows[r[0]].item_id for r in page if r[0] in rows]
 
     def replan(self) -> None:
         if self.closed or self.window.current is None:
             return
+        self._plan_later.stop()
         self.worker.set_ahead(self.plan_ahead())
+
+    def replan_soon(self) -> None:
+        """Plan once the window is done with what it is doing (a move, a filter change)."""
+        if not self.closed:
+            self._plan_later.start()
 
     def set_paused(self, paused: bool) -> None:
         self.paused = bool(paused)
