@@ -4,6 +4,8 @@
     scores = score(model, questions, passages, ["standard", "shortcut"])
     scores[0].formats["shortcut"].n_eff, scores[0].mi_bits, scores[0].evidence
     store.add_predictions([(s.item_id, p) for s in scores for p in s.predictions()])
+    first = score(model, questions, passages, formats, evidence=None)   # probabilities only
+    add_evidence(model, first, questions, passages)                     # then the evidence
 
 Per question and input format: the probabilities over the alternatives after the
 format's temperature, the predicted alternative, the entropy in bits, the effective

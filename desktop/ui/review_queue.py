@@ -191,12 +191,20 @@ class QueueWiring:
         st = self.window.state
         if st is None or self.window.current != item_id:
             return
-        if self.writable:
-            st.question.predictions = self.backend.store.predictions(item_id)
-        else:  # a read-only window: shown, never stored
-            new = {(p.model_id, p.input_format) for p in payload}
-            st.question.predictions = [p for p in st.question.predictions
-                                       if (p.model_id, p.input_format) not in new] + list(payload)
+        if not self.writable:
+            self._show_unstored(item_id, payload)
+            return
+        st.question.predictions = self.backend.store.predictions(item_id)
+        self.window.update_item_facts(item_id)
+        self.show(st, new_item=False, request=False)
+
+    def _show_unstored(self, item_id: str, preds) -> None:
+        """A read-only window (a screenshot, a read-only folder): the scores are computed and
+        shown, never stored."""
+        st = self.window.state
+        new = {(p.model_id, p.input_format) for p in preds}
+        st.question.predictions = [p for p in st.question.predictions
+                                   if (p.model_id, p.input_format) not in new] + list(preds)
         self.window.update_item_facts(item_id)
         self.show(st, new_item=False, request=False)
 
