@@ -25,7 +25,6 @@ from desktop.store import Store  # noqa: E402
 from desktop.ui import model_stages  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.model_queue import ModelQueue, Target, status_text  # noqa: E402
 from desktop.ui.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
 from desktop.ui.navigator_model import SCORED_MARK  # noqa: E402
 
@@ -85,42 +84,6 @@ def _next_ids(window, n):
 
 def _probability_order(mr):
     return [item for item, stage in mr.worker.queue.computed if stage == PROBABILITIES]
-
-
-# ---- the queue's plan alone (no model) -----------------------------------------------------------
-
-def test_the_plan_puts_the_open_item_first_and_probabilities_ahead_of_evidence():
-    q = ModelQueue()
-    all3 = [PROBABILITIES, EVIDENCE, GIVEAWAY]
-    q.set_open(Target("a", question=object(), passage_text="p", need=list(all3)))
-    q.set_ahead(["b", "c"])
-    q.add_read([Target(i, question=object(), passage_text="p", need=list(all3)) for i in ("b", "c")], ["b", "c"])
-    order = [(t.target.item_id, t.stage) for t in q.tasks()]
-    # rank = distance + stage: the open item's give-away words only while its Why? tab shows
-    assert order == [("a", PROBABILITIES), ("a", EVIDENCE), ("b", PROBABILITIES), ("b", EVIDENCE),
-                     ("c", PROBABILITIES), ("b", GIVEAWAY), ("c", EVIDENCE), ("c", GIVEAWAY)]
-    q.why = "a"
-    assert [(t.target.item_id, t.stage) for t in q.tasks()][:3] == [("a", PROBABILITIES), ("a", GIVEAWAY),
-                                                                   ("a", EVIDENCE)]
-    for item, stage in [("a", PROBABILITIES), ("b", PROBABILITIES)]:
-        q.finished(item, stage)
-    assert q.ready_ahead() == 1
-    q.paused = True
-    assert q.next_task() is None and q.open_task() is None
-    q.paused, q.hold = False, True  # the window is busy: the open item still goes on, nothing else
-    assert q.open_task() is not None and q.next_task() is None
-
-
-def test_the_status_bar_says_what_the_model_does_in_a_few_words():
-    snap = {"paused": False, "hold": False, "running": None, "open": "a", "ahead": 5, "ready": 3, "busy": True}
-    assert status_text(snap) == "model: 3 items ahead"
-    assert status_text({**snap, "ready": 1}) == "model: 1 item ahead"
-    assert status_text({**snap, "running": ("a", PROBABILITIES)}) == "model: scoring this item"
-    assert status_text({**snap, "running": ("a", EVIDENCE)}) == "model: evidence…"
-    assert status_text({**snap, "paused": True}) == "model: paused"
-    assert status_text({**snap, "hold": True}) == "paused: window busy"
-    assert status_text(snap, {"done": 12, "total": 40, "seconds_left": 240}) == "scoring 12 of 40 · about 4 min left"
-    assert status_text(snap, loaded=False) == "model: loading…"
 
 
 # ---- in the window -----------------------------------------------------------------------------------

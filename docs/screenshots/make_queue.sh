@@ -76,7 +76,7 @@ window.close()
 review.stop(120)
 PY
 done
-kill $xvfb
+kill $xvfb 2>/dev/null || true
 # 256 colours without dithering: text stays crisp and each file stays small
 python - docs/screenshots/queue-*.png <<'PY'
 import sys
