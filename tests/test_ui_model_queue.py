@@ -126,9 +126,11 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
     seen_cancel: list[str] = []
     real = model_stages.score_probabilities
 
+    opened = {}  # the window, once made (the model's thread starts inside its constructor)
+
     def slow(model, question, passage_text, cancel=None, rescore=False):
         # an ahead item takes until the gate opens (or it is cancelled): a slow model
-        if question.id != window.current:
+        if question.id != (opened["w"].current if opened else "0_0"):
             while not gate.is_set():
                 if cancel is not None and cancel():
                     seen_cancel.append(question.id)
@@ -137,7 +139,7 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
         return real(model, question, passage_text, cancel, rescore)
 
     monkeypatch.setattr(model_stages, "score_probabilities", slow)
-    window = _window(qtbot, monkeypatch, db, ahead=2)
+    window = opened["w"] = _window(qtbot, monkeypatch, db, ahead=2)
     mr = window.model_review
     nav = window.navigator
     qtbot.waitUntil(lambda: mr.worker.snapshot()["running"] is not None

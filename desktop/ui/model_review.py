@@ -150,7 +150,9 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         probs = view.shortcut.probabilities if view is not None and view.shortcut is not None else None
         self.whatif_later.update("item", lambda: self._show_whatif(q, probs))  # when its tab is in front
         left = self._left(view, state) if self.model is not None else []
-        if self.model is not None and (new_item or (request and left)):
+        # the open item is the queue's first, also while the model loads (its stages are worked
+        # out in the model's thread once it has loaded): never an item ahead before it
+        if new_item or (self.model is not None and request and left):
             self.worker.request_item(q.id, q, state.passage_text)
         if new_item:
             self.replan_soon()

@@ -331,9 +331,7 @@ class ScoringWorker(QObject):
                     ok = False
                 else:
                     payload = stages.score_evidence(model, scores, t.question, t.passage_text)
-                    ok = not self._stop
-                    if ok:
-                        self._store_rows(t.item_id, payload)
+                    self._store_rows(t.item_id, payload)  # worked out: stored, also when the window closes
             else:
                 payload = stages.explain(model, t.question, cancel)
                 ok = payload is not None or not cancel()
