@@ -259,8 +259,12 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     qtbot.wait(1500)
     assert mr.worker.queue.computed == stopped_at and mr.model_state.text() == "model: paused"
     window.navigator.next_item()  # moving on scores nothing while paused
+    assert window.score_all()  # Score all waits too, and its Cancel ends it
     qtbot.wait(500)
-    assert mr.worker.queue.computed == stopped_at
+    assert mr.worker.queue.computed == stopped_at and window.last_score_run is None
+    window.score_progress.canceled.emit()  # its Cancel button
+    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=10000)
+    assert window.last_score_run.cancelled and window.last_score_run.scored == 0
     _close(window)
     # the next session starts paused; nothing stored was lost
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)

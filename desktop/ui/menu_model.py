@@ -115,6 +115,7 @@ class ModelMenu:
         dialog.setLabel(wrapping(f"Scoring {what} with the model in {model_dir}…", "Scoring progress"))
         dialog.setMinimumWidth(480)
         dialog.canceled.connect(self._score_cancel.set)
+        dialog.canceled.connect(worker.wake)
         self.score_progress = dialog
         worker.batchText.connect(self._score_text)
         worker.batchAdvanced.connect(self._score_pairs)

@@ -17,8 +17,6 @@ pausing stops it; `stop()` ends the thread after the batch in flight.
 """
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 from typing import Any, Callable
@@ -28,24 +26,9 @@ from PySide6.QtCore import QObject, Signal
 from desktop.ui import model_scoring
 from desktop.ui import model_stages as stages
 from desktop.ui.model_queue import ModelQueue, Target
+from desktop.ui.thread_priority import BACKGROUND_NICE, yield_to_the_window  # noqa: F401 - BACKGROUND_NICE: tests
 
 ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before the model starts on it
-BACKGROUND_NICE = 10  # the model thread's niceness above the window's
-
-
-def _yield_to_the_window() -> None:
-    """Lower this thread's CPU priority before the model loads, so that the threads ONNX Runtime
-    then creates inherit it: on two cores the reader's batches would otherwise take the CPU from
-    the GUI thread, and a search or a move typed while an item is being scored waits for them
-    (bench_gui: search on all of RACE 63 -> 218 ms with the MPNet reader scoring beside it).
-    Linux only: there a thread is a task with its own nice value; elsewhere the call would
-    lower the whole process."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-    except OSError:  # a sandbox may refuse it: the window works as before
-        pass
 
 
 class ScoringWorker(QObject):
@@ -158,6 +141,11 @@ class ScoringWorker(QObject):
             self._cond.notify()
         self._changed()
 
+    def wake(self) -> None:
+        """Look again (Score all was cancelled while the thread waited)."""
+        with self._cond:
+            self._cond.notify()
+
     @property
     def batch_running(self) -> bool:
         return self._batch is not None
@@ -187,7 +175,7 @@ class ScoringWorker(QObject):
 
     # ---- the thread -------------------------------------------------------------------
     def _loop(self) -> None:
-        _yield_to_the_window()
+        yield_to_the_window()
         self._load_model()
         try:
             while True:
@@ -237,6 +225,8 @@ class ScoringWorker(QObject):
                 self._cond.wait(settle)
                 continue
             q = self.queue
+            if self._batch is not None and self._batch.cancel.is_set():
+                return "batch", self._batch, self._cancel_gen  # cancelled: ends now, also while paused
             self._prepare_open()
             task = q.open_task()
             if task is not None:
