@@ -226,6 +226,7 @@ def write_run(raw: dict, args, load_start) -> Path:
     counted = [m for m in moves if m["n"] > 2]  # the moves after the second
     share = 100.0 * sum(m["on_screen_100ms"] for m in counted) / len(counted) if counted else None
     busy = sorted(m["move_ms"] for m in moves if m["queue_busy"])
+    busy_cpu = sorted(m["gui_cpu_ms"] for m in moves if m["queue_busy"])
     opened = [u for u in raw["unscored_in_walk"][1:] + raw["jumps"]]  # the first item waits for the load too
     probs = [u["probabilities_s"] * 1000 for u in opened if u["probabilities_s"] is not None]
     ev = [u["evidence_s"] * 1000 for u in opened if u["evidence_s"] is not None]
@@ -255,7 +256,8 @@ def write_run(raw: dict, args, load_start) -> Path:
         row("opening an unscored item: its evidence, p95", pct(ev, 95), "ms", detail="the same items"),
         row("GUI thread: move p95 with the queue busy", pct(busy, 95), "ms", f"≤ {MOVE_TARGET_MS:.0f} ms",
             busy and pct(busy, 95) <= MOVE_TARGET_MS,
-            f"{len(busy)} moves while the model's thread was scoring: load, redraw, panels, paint (as bench_gui)"),
+            f"{len(busy)} moves while the model's thread was scoring; a move is Ctrl+Enter: the edit (mark done), "
+            "then load, redraw, panels, paint (bench_gui times next item without the edit)"),
         row("search for a word, RACE dev, queue busy (slowest word)", search, "ms", "< 100 ms",
             search is not None and search < 100, "FTS5 hits, counts, first page, paint: " + ", ".join(SEARCH_WORDS)),
         row("changing a filter, RACE dev, queue busy (slowest change)", filt, "ms", "< 200 ms",
@@ -267,6 +269,11 @@ def write_run(raw: dict, args, load_start) -> Path:
             detail="from the window's first paint to the model loaded in its thread"),
         Row(label="GUI thread: move median with the queue busy", value=round(statistics.median(busy), 2) if busy else None,
             unit="ms", detail="the same moves, median"),
+        Row(label="GUI thread: CPU time per move p95 with the queue busy",
+            value=round(pct(busy_cpu, 95), 2) if busy_cpu else None, unit="ms",
+            detail="the GUI thread's own CPU time for the same moves (without the waits for other programs)"),
+        Row(label="GUI thread: move p95, every move", value=round(pct([m["move_ms"] for m in moves], 95), 2)
+            if moves else None, unit="ms", detail="all moves of the walk, the queue busy or caught up"),
         Row(label="stages the model computed during the run", value=len(raw["computed"]), unit="",
             detail="probabilities, evidence and give-away words, each item once"),
     ]
