@@ -4,6 +4,8 @@
     scores = score(model, questions, passages, ["standard", "shortcut"])
     scores[0].formats["shortcut"].n_eff, scores[0].mi_bits, scores[0].evidence
     store.add_predictions([(s.item_id, p) for s in scores for p in s.predictions()])
+    first = score(model, questions, passages, formats, evidence=None)   # probabilities only
+    add_evidence(model, first, questions, passages)                     # then the evidence
 
 Per question and input format: the probabilities over the alternatives after the
 format's temperature, the predicted alternative, the entropy in bits, the effective
@@ -25,8 +27,9 @@ from inference import evidence_choice, formatting, metrics
 from inference.batching import (DEFAULT_TOKENS_PER_BATCH, GPU_TOKENS_PER_BATCH, UNPADDED_TOKENS_PER_BATCH,
                                 length_batches)
 from inference.model import Model, load_model
-from inference.scoring import EVIDENCE_MAX_CHARS, FormatScores, QuestionScores, score, scores_from_logits
+from inference.scoring import (EVIDENCE_MAX_CHARS, FormatScores, QuestionScores, add_evidence, score,
+                               scores_from_logits)
 
-__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "evidence_choice", "scores_from_logits",
+__all__ = ["Model", "FormatScores", "QuestionScores", "load_model", "score", "add_evidence", "evidence_choice", "scores_from_logits",
            "length_batches", "ModelError", "metrics", "formatting", "DEFAULT_TOKENS_PER_BATCH",
            "UNPADDED_TOKENS_PER_BATCH", "GPU_TOKENS_PER_BATCH", "EVIDENCE_MAX_CHARS"]

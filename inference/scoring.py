@@ -193,6 +193,19 @@ def _score_one_sequence(model, questions, passages, formats, results, complete, 
     return done
 
 
+def add_evidence(model: Model, results: Sequence[QuestionScores], questions: Sequence, passages=None,
+                 method: str | None = evidence_choice.DEFAULT_METHOD) -> list[QuestionScores]:
+    """The model's evidence for results `score(..., evidence=None)` already gave: the second
+    stage of the window's two (probabilities first, the evidence after).
+
+    `results`, `questions` and `passages` are aligned as `score` takes them; a result with
+    the standard format and a passage gets `.evidence`, exactly what `score` with `method`
+    would have given it, so `predictions()` then returns the rows `score` would have.
+    Results that have their evidence already are left as they are.  Returns `results`."""
+    _add_evidence(results, questions, passages, method, model)
+    return list(results)
+
+
 def score(model: Model, questions: Sequence, passages=None, formats: Sequence[str] | None = None,
           progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
           tokens_per_batch: int | None = None, item_ids: Sequence[str] | None = None,

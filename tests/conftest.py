@@ -1,7 +1,8 @@
 """Shared test set-up: Qt runs without a display (pytest-qt tests of desktop/ui), and a window
 opened without a model of its own gets the tiny test model, not the shipped MPNet reader (one
 to two seconds a question on two cores, scored in the background of every window test).
-Tests of the shipped model name models/default themselves (tests/test_shipped_model.py)."""
+Tests of the shipped model name models/default themselves (tests/test_shipped_model.py).
+No window scores ahead of the open item unless its test says so (MCQLENS_SCORE_AHEAD)."""
 import os
 import sys
 from pathlib import Path
@@ -10,6 +11,10 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MCQLENS_MODEL", str(Path(__file__).resolve().parent / "data" / "tiny_model"))
+# The window's model scores no items ahead of the open one unless a test asks for it
+# (tests/test_ui_model_queue.py does): the other window tests count what the model computed
+# for the items they open, and two cores shared by the suite need no background scoring.
+os.environ.setdefault("MCQLENS_SCORE_AHEAD", "0")
 
 
 _EXIT = pytest.StashKey[int]()

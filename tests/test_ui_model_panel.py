@@ -62,8 +62,9 @@ def _wait_scored(qtbot, window, item_id):
     # generous limits: they guard against a hang, on a machine other jobs share
     qtbot.waitUntil(lambda: mr.model is not None or mr.model_error is not None, timeout=120000)
     assert mr.model_error is None, mr.model_error
+    # both stages: the probabilities, then the evidence (issue 29)
     qtbot.waitUntil(lambda: window.current == item_id and mr.view is not None
-                    and set(mr.view.formats) == set(ms.FORMATS), timeout=120000)
+                    and set(mr.view.formats) == set(ms.FORMATS) and not mr.view.evidence_pending, timeout=120000)
 
 
 @needs_model

@@ -304,8 +304,10 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
     window.score_all_action.trigger()
     dialog = window.score_progress
     assert dialog is not None and dialog.isVisible()
-    window.score_runner._text.connect(lambda _gen, text: text.startswith("Scored and stored")
-                                      and window._score_cancel.set(), Qt.DirectConnection)
+    # the line is emitted in the model's thread (Score all runs on the panel's one model); this run only
+    first_cancel = window._score_cancel
+    window.model_review.worker.batchText.connect(lambda text: text.startswith("Scored and stored")
+                                                 and first_cancel.set(), Qt.DirectConnection)
     qtbot.waitUntil(lambda: window.last_score_run is not None or bool(window.last_error), timeout=120000)
     assert not window.last_error
     first = window.last_score_run
@@ -408,6 +410,9 @@ def test_score_the_items_shown_scores_only_the_filtered_items(qtbot, tmp_path, s
     window = _open(qtbot, db, settings)
     assert window.choose_model_dir(str(TINY))  # Score all waits for the panel to load it
     assert window.go_to("0_1") and window.edit("status", "done") is not None
+    # the open item goes first in the model's one queue (issue 29): open another one, so that
+    # Score the items shown has 0_1 to score
+    assert window.go_to("0_0")
     status = window.navigator.filters["status"]
     status.setCurrentIndex(status.findText("done"))  # the navigator shows the done items: 0_1 alone
     assert window.navigator.visible_items() == ["0_1"]

@@ -98,14 +98,14 @@ def score_store(store, model, formats: list[str], source: str | None = None, ite
 
     chunk = chunk or CHUNK  # read at call time (a test sets the module's CHUNK)
     run = ScoreRun(model.id, list(formats))
-    listed = store.items(source=source)
-    if items is not None:
-        wanted = set(items)
-        listed = [r for r in listed if r.item_id in wanted]
+    # the rows of `items` alone (Score all's chunks ask for a few: not every item of the database)
+    listed = store.items(source=source, item_ids=items)
     todo: dict[str, list[str]] = {}  # item_id -> formats to score
     stored: dict[str, dict] = {}
     for row in listed:
-        have = {p.input_format: p for p in store.predictions(row.item_id, model.id)}
+        # a standard row the window stored before its evidence (its first stage) is scored again
+        have = {p.input_format: p for p in store.predictions(row.item_id, model.id)
+                if not p.extra.get("evidence_pending")}
         stored[row.item_id] = have
         missing = list(formats) if rescore else [f for f in formats if f not in have]
         if missing:

@@ -59,6 +59,28 @@ class ModelOutputMethods:
                           kind="predictions")
         return len(values)
 
+    def scoring_plan(self, model_id: str, formats: list[str],
+                     item_ids: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+        """(the items, in import order; those of them lacking a row of `model_id` in one of
+        `formats`, or whose standard row still waits for its evidence): what Score all has
+        to do, in one query."""
+        sql = ("SELECT q.id, (SELECT count(*) FROM predictions p WHERE p.question_id = q.id AND p.model_id = ? "
+               "AND p.input_format IN (SELECT value FROM json_each(?)) "
+               "AND coalesce(json_extract(p.extra, '$.evidence_pending'), 0) = 0) FROM questions q")
+        params: list[Any] = [model_id, imports.dumps(list(formats))]
+        if item_ids is not None:
+            sql += " WHERE q.id IN (SELECT value FROM json_each(?))"; params.append(imports.dumps(list(item_ids)))
+        rows = self._c.query(sql + " ORDER BY q.dataset_id, q.position", params)
+        return [r[0] for r in rows], [r[0] for r in rows if r[1] < len(formats)]
+
+    def scored_rowids(self, rowids: Iterable[int], model_id: str | None = None) -> set[int]:
+        """Which of these question rowids have stored probabilities (of `model_id`): the
+        navigator's mark."""
+        sql = ("SELECT q.rowid FROM questions q WHERE q.rowid IN (SELECT value FROM json_each(?)) AND EXISTS "
+               "(SELECT 1 FROM predictions p WHERE p.question_id = q.id" + (" AND p.model_id = ?)" if model_id else ")"))
+        params: list[Any] = [imports.dumps([int(r) for r in rowids])] + ([model_id] if model_id else [])
+        return {r[0] for r in self._c.query(sql, params)}
+
     def predicted_items(self, with_evidence: bool = False) -> list[str]:
         """Items with stored model output (with an evidence sentence, if asked), in import order."""
         cond = " AND evidence IS NOT NULL AND evidence != ''" if with_evidence else ""

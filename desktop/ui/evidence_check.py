@@ -90,12 +90,15 @@ class EvidenceCheck(QGroupBox):
         lay.addWidget(self.tally)
         self.set_evidence(None, "")
 
-    def set_evidence(self, text: str | None, state: str) -> None:
-        """`state`: "" (pending), "accepted", "edited", "rejected"; None text: the model gives none."""
+    def set_evidence(self, text: str | None, state: str, waiting: bool = False) -> None:
+        """`state`: "" (pending), "accepted", "edited", "rejected"; None text: the model gives none
+        (`waiting`: not yet: the model is working it out)."""
         pending = bool(text) and not state
         for b in (self.accept, self.edit, self.reject):
             b.setEnabled(pending)
-        if not text:
+        if not text and waiting:
+            self.text.setText(f"<i style='color:{colors.theme().muted}'>evidence…</i>")
+        elif not text:
             self.text.setText("<i>no model evidence for this item</i>")
         else:
             t = colors.theme()

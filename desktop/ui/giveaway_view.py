@@ -5,9 +5,10 @@ every give-away word shaded by its effect — how far the predicted alternative'
 falls when the word is taken out (`inference.giveaway`, the function `mcqlens explain` calls).
 The number is on each word's tooltip and, for screen readers, in the text's accessible
 description.  The explanation is read from the database when one is stored for this model
-and the item's text (instant); else the model's worker thread computes it, and the GUI
-thread stores it, so the next visit is instant too.  Nothing is computed while the tab is
-hidden.
+and the item's text (instant); else the model's queue computes it right after the item's
+probabilities and stores it, so the next visit is instant too.  For the open item nothing is
+computed while the tab is hidden; the items ahead of it get theirs as the queue scores them
+(`model_queue.py`).
 
 `GiveawayReview(review)` hooks the view into a `ModelReview` (desktop/ui/model_review.py):
 the tab, a "Why?" button under the shortcut figures, and the worker's results.
@@ -23,7 +24,6 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.model import letter
 from desktop.ui import colors
 
-JOB = "giveaway"  # the worker's job name for an explanation
 LISTED = 10  # give-away words the accessible description reads out
 TAB_TITLE = "Why?"
 
@@ -220,7 +220,6 @@ class GiveawayReview(QObject):
         lay.insertWidget(lay.indexOf(panel.metrics) + 1, self.button, 0, Qt.AlignLeft)
         self.state = None
         self._wanted: str | None = None  # item whose explanation the worker is asked for
-        self._worker = None
         self.computed = 0  # explanations computed (and stored) by this window: tests, status
 
     # ---- when --------------------------------------------------------------------------------
@@ -249,6 +248,8 @@ class GiveawayReview(QObject):
         if self.visible():
             self._scroll_into_view()
             self.refresh()
+        else:
+            self._hidden()
 
     def show_item(self, state) -> None:
         """Called whenever the panel shows an item (new or refreshed)."""
@@ -257,7 +258,7 @@ class GiveawayReview(QObject):
         if self.visible():
             self.refresh()
         elif new:
-            self._wanted = None
+            self._hidden()
             self.view.show_message("")
 
     # ---- what --------------------------------------------------------------------------------
@@ -292,47 +293,28 @@ class GiveawayReview(QObject):
         self._request(model, q)
 
     def _request(self, model, question) -> None:
-        from inference import giveaway as G
-
-        worker = self.review.worker
-        if worker is not self._worker:  # a new model, a new worker
-            worker.jobDone.connect(self._job_done)
-            self._worker = worker
+        """Ask the model's queue for the open item's give-away words: they come right after its
+        probabilities (`review_queue` brings them back to `explained`)."""
         if self._wanted == question.id:
             return  # already asked
-        self._wanted = item = question.id
+        self._wanted = question.id
         self.view.show_message("working out which words give the key away…")
+        self.review.worker.want_giveaway(question.id)
 
-        def compute():
-            if self._wanted != item:
-                return None
-            try:
-                got = G.explain(model, [question], cancel=lambda: self._wanted != item)
-            except Exception as exc:  # noqa: BLE001 - said in the view, the window goes on
-                return (item, exc)
-            return (item, got[0]) if got else None
+    def _hidden(self) -> None:
+        if self._wanted is not None:
+            self._wanted = None
+            self.review.worker.want_giveaway(None)
 
-        worker.run_job(JOB, compute)
-
-    def _job_done(self, name: str, result) -> None:
-        if name != JOB or result is None or self.review.stopped or self.review.closed:
+    def explained(self, item: str, ex) -> None:
+        """The model's thread has worked out (and, unless the window only reads, stored) an
+        item's give-away words: shown if it is the item on screen."""
+        if self.review.stopped or self.review.closed:
             return
-        item, ex = result
         if self._wanted == item:
             self._wanted = None
-        if isinstance(ex, Exception):
-            if self.state is not None and self.state.question.id == item:
-                self.view.show_message(f"Could not work out the give-away words: {html.escape(str(ex))}")
-            return
-        note = "computed now"
-        backend = self.review.backend
-        if not getattr(backend, "read_only", False):
-            try:
-                backend.store.add_explanations([ex.to_json()])
-                note = "computed now and stored"
-            except McqLensError as exc:
-                note = f"not stored: {html.escape(str(exc))}"
         self.computed += 1
+        note = "computed now" if getattr(self.review.backend, "read_only", False) else "computed now and stored"
         st = self.state
         if st is not None and st.question.id == item and self.visible():
             self.view.show_explanation(ex, st.question, note)

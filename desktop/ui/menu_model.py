@@ -1,12 +1,13 @@
 """The Model menu: which model directory the window uses (remembered), and Score all…,
-which scores every item (or the items the navigator shows) in a worker thread with a
-progress dialog and Cancel.
+which scores every item (or the items the navigator shows) with a progress dialog and Cancel.
 
-Scoring is `desktop.commands.score.score_store`, the function behind `mcqlens score`:
-the same model loading, the same rows stored, one transaction per chunk, so a
-cancelled run keeps what it scored and Score all… again goes on from there.  The
-model panel's own actions (accept evidence, rescore the item, …) join this menu
-(desktop/ui/model_review.py).  A mixin of `MainWindow`.
+Score all is work of the model panel's own thread and model (`scoring_worker.py`: one loaded
+model, one queue): the open item and the items ahead of it go first, Score all's chunks in
+between.  Each chunk is `desktop.commands.score.score_store`, the function behind `mcqlens
+score`: the same rows stored, one transaction per chunk, so a cancelled run keeps what it
+scored and Score all… again goes on from there.  The model panel's own actions (accept
+evidence, rescore the item, pause, score ahead, …) join this menu (desktop/ui/model_review.py,
+review_queue.py).  A mixin of `MainWindow`.
 """
 from __future__ import annotations
 
@@ -25,28 +26,6 @@ MODEL_DIR_KEY = "model_dir"
 STEPS = 1000  # the progress bar's resolution
 
 
-def score_in_worker(db_path: str, model_dir: str, items: list[str] | None, cancel: threading.Event, progress):
-    """Run in the worker thread: load the model as `mcqlens score` does and score through
-    a connection of this thread's own.  Returns the `ScoreRun`."""
-    import inference
-    from desktop.commands.score import _formats, score_store
-    from desktop.store import Store
-
-    progress(f"Loading the model from {model_dir}…")
-    model = inference.load_model(model_dir)
-    formats = _formats(None, model.formats)
-    with Store.open(db_path, create=False) as store:
-        def started(run):
-            progress(f"{run.to_score} of {count(run.questions, 'question')} to score with {model.card.name}; "
-                     f"{run.already} already have its scores (kept)")
-
-        def chunk_stored(run):
-            progress(f"Scored and stored {run.scored} of {count(run.to_score, 'question')}…")
-
-        return score_store(store, model, formats, items=items, cancel=cancel.is_set, on_start=started,
-                           on_chunk=chunk_stored, progress=lambda done, total: progress(done, total, 0))
-
-
 class ModelMenu:
     def _build_model_menu(self) -> None:
         menu = self.menuBar().addMenu("Mo&del")
@@ -56,8 +35,7 @@ class ModelMenu:
         self.score_shown_action = self._action(menu, "Score the items &shown (filtered)…",
                                                lambda: self.score_all(only_shown=True))
         menu.addSeparator()
-        self.score_runner = None
-        self._score_when_loaded: bool | None = None  # Score all asked while the panel loads the model
+        self.score_batch = None  # the Score all run in the model's thread (score_batch.ScoreBatch)
         self.score_progress: QProgressDialog | None = None
         self.last_score_run = None
 
@@ -89,6 +67,9 @@ class ModelMenu:
             self._error(f"{path} is not a model directory: it has no card.json "
                         "(a model directory holds card.json, tokenizer.json and an .onnx graph).")
             return False
+        if self.score_batch is not None:
+            self._error("Score all is running: cancel it (or let it finish) before choosing another model.")
+            return False
         if self.settings is not None:
             self.settings.setValue(MODEL_DIR_KEY, str(path))
             self.settings.sync()
@@ -100,37 +81,27 @@ class ModelMenu:
 
     # ---- score all -----------------------------------------------------------------------------
     def score_all(self, only_shown: bool = False) -> bool:
-        """Score every item (or those the navigator shows) in a worker; False if it cannot start."""
-        if self.score_runner is not None and self.score_runner.busy:
+        """Score every item (or those the navigator shows) with the panel's model; False if it cannot start."""
+        if self.score_batch is not None:
             self.tell("Scoring is already running.")
             return False
         if self.backend.path in (None, "", ":memory:"):
             self._error("Score all works on a database file; this window's database is in memory.")
             return False
         model_dir = self.model_dir()
-        if not (Path(model_dir) / "card.json").is_file():
+        review = getattr(self, "model_review", None)
+        if not (Path(model_dir) / "card.json").is_file() or review is None or review.model_error:
             self._error(f"No model in {model_dir}: choose one with Model → Choose the model directory….")
             return False
-        review = getattr(self, "model_review", None)
-        if (review is not None and review.worker.model is None and review.model_error is None
-                and Path(review.model_dir) == Path(model_dir)):
-            # The panel is loading this model: load it a second time only once that is done (two
-            # loads at once derive the same cached CPU graph through the same temporary file).
-            self.tell("Score all starts as soon as the model has loaded…")
-            first = self._score_when_loaded is None
-            self._score_when_loaded = only_shown
-            if first:  # slots of the window: queued onto this thread
-                review.worker.modelReady.connect(self._model_loaded_for_scoring)
-                review.worker.modelFailed.connect(self._model_loaded_for_scoring)
-            if review.worker.model is not None:  # it loaded while we were connecting
-                self._model_loaded_for_scoring(review.worker.model)
-            return True
+        if getattr(self.backend, "read_only", False):
+            self._error("This window only reads its database: the scores could not be stored.")
+            return False
         self.flush()
         items = self.navigator.visible_items() if only_shown else None
-        from desktop.ui.workers import Runner
+        from desktop.ui.score_batch import ScoreBatch
 
-        self.score_runner = Runner(self)
         self._score_cancel = threading.Event()
+        worker = review.worker
         what = f"the {count(len(items), 'item')} shown" if only_shown else "every item"
         dialog = QProgressDialog(f"Scoring {what} with the model in {model_dir}…", "Cancel", 0, STEPS, self)
         dialog.setWindowTitle("Score all")
@@ -144,31 +115,36 @@ class ModelMenu:
         dialog.setLabel(wrapping(f"Scoring {what} with the model in {model_dir}…", "Scoring progress"))
         dialog.setMinimumWidth(480)
         dialog.canceled.connect(self._score_cancel.set)
+        dialog.canceled.connect(worker.wake)
         self.score_progress = dialog
-        self.score_runner.progressed.connect(dialog.setLabelText)
-        self.score_runner.advanced.connect(self._score_advanced)
-        self.score_runner.finished.connect(self._score_finished)
-        self.score_runner.failed.connect(self._score_failed)
+        worker.batchText.connect(self._score_text)
+        worker.batchAdvanced.connect(self._score_pairs)
+        worker.batchDone.connect(self._score_finished)
+        worker.batchFailed.connect(self._score_failed)
+        self._score_worker = worker
+        # its lines and numbers are emitted in the model's thread, queued onto this one
+        self.score_batch = ScoreBatch(items, self._score_cancel, text=worker.batchText.emit,
+                                      advance=worker.batchAdvanced.emit)
         dialog.show()
-        self.score_runner.start(score_in_worker, self.database_where(), model_dir, items, self._score_cancel)
+        if review.model is None:
+            dialog.setLabelText(f"Loading the model from {model_dir}…")
+        worker.score_batch(self.score_batch)
         return True
-
-    def _model_loaded_for_scoring(self, _model_or_message) -> None:
-        """The panel's model has loaded (or failed to): the Score all asked for meanwhile starts."""
-        only_shown, self._score_when_loaded = self._score_when_loaded, None
-        worker = self.model_review.worker
-        for signal in (worker.modelReady, worker.modelFailed):
-            try:
-                signal.disconnect(self._model_loaded_for_scoring)
-            except (RuntimeError, TypeError):
-                pass
-        if only_shown is not None:
-            self.score_all(only_shown)
 
     def stop_scoring(self) -> None:
         """Cancel a Score all run (the window closes): what is stored stays."""
         if getattr(self, "_score_cancel", None) is not None:
             self._score_cancel.set()
+
+    def _score_text(self, text: str) -> None:
+        if self.score_progress is not None:
+            self.score_progress.setLabelText(text)
+        marks = self.navigator.model.marks
+        if marks is not None and text.startswith("Scored and stored"):
+            self.navigator.model.set_marks(marks)  # the rows on screen again, with their marks
+
+    def _score_pairs(self, done: float, total: int) -> None:
+        self._score_advanced(done, total, 0)
 
     def _score_advanced(self, done: float, total: int, _records: int) -> None:
         dialog = self.score_progress
@@ -182,6 +158,8 @@ class ModelMenu:
         self.last_score_run = run
         self._score_closed()
         self.tell("Model scores: " + run.summary())
+        if self.navigator.model.marks is not None:
+            self.navigator.model.set_marks(self.navigator.model.marks)
         review = getattr(self, "model_review", None)
         st = self.state
         if st is not None:
@@ -196,6 +174,16 @@ class ModelMenu:
         self._error(f"Scoring stopped: {exc}. What was scored before is kept; Score all again goes on.")
 
     def _score_closed(self) -> None:
+        self.score_batch = None
+        worker = getattr(self, "_score_worker", None)
+        if worker is not None:
+            for signal, slot in ((worker.batchText, self._score_text), (worker.batchAdvanced, self._score_pairs),
+                                 (worker.batchDone, self._score_finished), (worker.batchFailed, self._score_failed)):
+                try:
+                    signal.disconnect(slot)
+                except (RuntimeError, TypeError):
+                    pass
+            self._score_worker = None
         if self.score_progress is not None:
             self.score_progress.canceled.disconnect(self._score_cancel.set)
             self.score_progress.close()

@@ -22,11 +22,13 @@ from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, Agreemen
 from desktop.ui.fit_text import ElidingCombo
 from desktop.ui.giveaway_view import GiveawayReview
 from desktop.ui.model_panel import ModelPanel
+from desktop.ui.model_stages import EVIDENCE, PROBABILITIES
 from desktop.ui.review_evidence import EvidenceDecisions
+from desktop.ui.review_queue import QueueWiring
 from desktop.ui.review_worker import WorkerWiring
 
 
-class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
+class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
     """Model panel + worker + menu, hooked into a `MainWindow`."""
 
     def __init__(self, window, model_dir: str | Path | None = None):
@@ -38,12 +40,12 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
         self.model_error: str | None = None
         self.view: ms.ModelView | None = None
         self.tally = AgreementTally()
-        self.scored_items = 0  # items scored and stored by this window (tests, status)
+        self.scored_items = 0  # items whose probabilities this window's model computed (tests, status)
         self.closed = False
         self.tally_loaded = False
         self.stopped = False  # the window closed: results still queued are dropped
         self._whatif_gen = 0
-        self._pending: str | None = None  # item whose scores are being computed
+        self.queue_snapshot: dict = {}
         self.panel = ModelPanel()
         self.panel.set_title(None)
         self.panel.set_status(f"loading the model from {self.model_dir}…")
@@ -56,6 +58,7 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
         self.whatif_later = WhenShown(self.panel.whatif)
         self._place()
         self.why = GiveawayReview(self)  # the Why? tab: the words that give the key away
+        self._init_queue()  # the items ahead, pause, the status bar's model state
         self._menu()
         self._order_box()
         self._start_worker()
@@ -105,6 +108,7 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
         action("Add the suggested &tag (answerable without reading)", self.add_suggested_tag)
         menu.addSeparator()
         action("Rescore this &item", self.rescore)
+        self._queue_menu(menu)
 
     def _order_box(self) -> None:
         """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
@@ -127,11 +131,11 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
 
     # ---- the current item ----------------------------------------------------------------------
     def show(self, state, new_item: bool, request: bool = True) -> None:
-        """Called by the window whenever it renders an item (new or refreshed)."""
+        """Called by the window whenever it renders an item (new or refreshed): what is stored
+        is shown at once; what is missing is asked of the model's thread, the open item first.
+        Probabilities, N and MI come first; the evidence follows ("evidence…" meanwhile)."""
         q = state.question
         if new_item:
-            self.worker.cancel_item()
-            self._pending = None
             self._whatif_reset = True
         model_id = self.model.id if self.model is not None else None
         view = ms.view_of(q, model_id=model_id)
@@ -145,16 +149,35 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
                              suggest=view is not None and view.answerable_without_reading and not has_tag)
         probs = view.shortcut.probabilities if view is not None and view.shortcut is not None else None
         self.whatif_later.update("item", lambda: self._show_whatif(q, probs))  # when its tab is in front
-        complete = view is not None and all(f in view.formats for f in ms.FORMATS
-                                            if self.model is not None and f in self.model.card.formats)
-        if self.model is not None and not complete and request:
-            self.panel.set_status("scoring this item…")
-            self._pending = q.id
+        left = self._left(view, state) if self.model is not None else []
+        # the open item is the queue's first, also while the model loads (its stages are worked
+        # out in the model's thread once it has loaded): never an item ahead before it
+        if new_item or (self.model is not None and request and left):
             self.worker.request_item(q.id, q, state.passage_text)
-        elif self.model is not None:
+        if new_item:
+            self.replan_soon()
+        if self.model is None:
+            pass  # the title and the status say loading, or why there is no model
+        elif left and self.paused:
+            self.panel.set_status("The model is paused (Model → Pause the model).")
+        elif PROBABILITIES in left:
+            self.panel.set_status("scoring this item…")
+        elif EVIDENCE in left:
+            self.panel.set_status("evidence…")
+        else:
             self.panel.set_status("")
-        self._show_evidence(state)
+        self._show_evidence(state, waiting=EVIDENCE in left and not self.paused)
         self.why.show_item(state)
+
+    def _left(self, view, state) -> list[str]:
+        """The stages the item still lacks, from what the window shows of it."""
+        fmts = [f for f in ms.FORMATS if f in self.model.card.formats]
+        out = []
+        if view is None or any(f not in view.formats for f in fmts):
+            out.append(PROBABILITIES)
+        if ms.STANDARD in fmts and state.passage_text and (out or view.evidence_pending):
+            out.append(EVIDENCE)
+        return out
 
     # ---- suggestion ------------------------------------------------------------------------------
     def add_suggested_tag(self) -> int | None:
@@ -171,6 +194,8 @@ class ModelReview(QObject, WorkerWiring, EvidenceDecisions):
         if obj is self.window and event.type() == QEvent.Close:
             self.stopped = True
             self.closed = True  # scores still queued for delivery find the store closed: drop them
+            self._plan_later.stop()
+            self._busy.stop()
             self.worker.stop()
         return False
 

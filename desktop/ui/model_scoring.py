@@ -132,6 +132,7 @@ class ModelView:
     mi_bits: float | None = None
     evidence: tuple[int, int, str] | None = None  # start, end, text of the model's evidence
     evidence_rejected_by: list[str] = field(default_factory=list)
+    evidence_pending: bool = False  # the probabilities are stored, the evidence is still to come
 
     @property
     def shortcut(self) -> FormatView | None:
@@ -184,6 +185,8 @@ def view_of(question: Question, predictions: Sequence[Prediction] | None = None,
         probs = [float(x) for x in p.probabilities]
         view.formats[p.input_format] = FormatView(p.input_format, probs,
                                                   max(range(len(probs)), key=probs.__getitem__), _n_eff(p))
+        if p.input_format == STANDARD and p.extra.get("evidence_pending"):
+            view.evidence_pending = True
         if p.input_format == STANDARD and p.evidence and "evidence_start" in p.extra:
             view.evidence = (int(p.extra["evidence_start"]), int(p.extra["evidence_end"]), p.evidence)
             view.evidence_rejected_by = list(p.extra.get("evidence_rejected_by", []))

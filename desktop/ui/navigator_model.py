@@ -17,6 +17,7 @@ from desktop.domain.words import count
 from desktop.store.navigation import ItemQuery
 
 ROW_ROLE = Qt.UserRole + 1  # the ItemRow of a question row (None for a passage header)
+SCORED_MARK = "▪"  # before an item whose model numbers (probabilities, N, MI) are stored
 
 _STATUS_MARK = {"untouched": ("○", "#9E9E9E"), "in progress": ("◐", "#E08E00"), "done": ("●", "#2E9E44")}
 _ROLES = {int(Qt.DisplayRole), int(Qt.ToolTipRole), int(Qt.ForegroundRole), int(Qt.FontRole), int(ROW_ROLE),
@@ -54,12 +55,15 @@ class NavModel(QAbstractTableModel):
         self._last_passage: int | None = None
         self._rows: dict[int, Any] = {}  # question rowid -> ItemRow (what is on screen)
         self._passages: dict[int, Any] = {}  # passage rowid -> PassageRow
+        self.marks = None  # rowids -> the set of them whose model numbers are stored (the model panel sets it)
+        self._scored: set[int] = set()
 
     # ---- filling -------------------------------------------------------------------------------
     def reset(self, nav, query: ItemQuery) -> None:
         self.beginResetModel()
         self.nav, self.query = nav, query
         self._keys, self._index, self._rows, self._passages = [], {}, {}, {}
+        self._scored = set()
         self._cursor, self._done, self._last_passage = None, nav is None, None
         if nav is not None:
             self._append(nav.page(query, None, PAGE), emit=False)
@@ -134,6 +138,21 @@ class NavModel(QAbstractTableModel):
         want_p = [-k for k in self._keys[lo:hi] if k < 0 and -k not in self._passages]
         self._rows.update(self.nav.rows(self.query.annotator, want_q))
         self._passages.update(self.nav.passages(self.query.annotator, want_p))
+        if self.marks is not None and want_q:
+            try:
+                got = self.marks(want_q)
+            except Exception:  # noqa: BLE001 - a mark is a hint: never fails the list
+                got = set()
+            self._scored.difference_update(want_q)
+            self._scored.update(got)
+
+    def set_marks(self, marks) -> None:
+        """`marks(rowids) -> set of those scored` (the model panel, once its model is loaded):
+        the rows on screen are read again with their marks."""
+        self.marks = marks
+        self._rows, self._scored = {}, set()
+        if self._keys:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._keys) - 1, 0))
 
     def forget(self, rowids: list[int], passage_rowids: list[int]) -> None:
         """Drop cached rows (edited elsewhere or here) and repaint those on screen."""
@@ -190,7 +209,10 @@ class NavModel(QAbstractTableModel):
             return r
         if role in (Qt.DisplayRole, Qt.AccessibleTextRole):
             if col == 0:
-                return f"   {item_label(r.item_id, r.passage_id)}  {r.stem}"
+                scored = key in self._scored
+                if role == Qt.AccessibleTextRole:
+                    return f"{item_label(r.item_id, r.passage_id)} {r.stem}" + (", model scored" if scored else "")
+                return f" {SCORED_MARK if scored else ' '} {item_label(r.item_id, r.passage_id)}  {r.stem}"
             if col == 1:
                 return _STATUS_MARK.get(r.status, ("?", ""))[0] if role == Qt.DisplayRole else r.status
             gold = "★" if r.gold_status == "done" else ""
@@ -201,6 +223,8 @@ class NavModel(QAbstractTableModel):
                 bits.append(f"gold layer: {r.gold_status}")
             bits.append(f"finished by {count(r.n_done, 'annotator')}")
             bits.append(f"{r.n_evidence} evidence, {count(r.n_bases, 'basis')}, {count(r.n_problems, 'problem')}")
+            if key in self._scored:
+                bits.append(f"{SCORED_MARK} the model's numbers are stored")
             if col == 0 and self.nav is not None:
                 f = self.nav.facts(r.item_id)
                 if f.get("acceptability"):

@@ -28,7 +28,9 @@ class EvidenceDecisions:
             return "edited"
         return ""
 
-    def _show_evidence(self, state) -> None:
+    def _show_evidence(self, state, waiting: bool = False) -> None:
+        """The model's evidence as a dashed outline in the passage and in the spot-check tab
+        (`waiting`: the probabilities are shown, the evidence is still being worked out)."""
         q = state.question
         v = self.view
         decision = self._evidence_state(state)
@@ -37,7 +39,8 @@ class EvidenceDecisions:
             start, end, _ = v.evidence
             spans.append(Span(start, end, EVIDENCE, annotator=v.model_id, origin=MODEL))
         self.window.passage.set_spans(spans)
-        self.panel.evidence.set_evidence(v.evidence[2] if v is not None and v.evidence else None, decision)
+        self.panel.evidence.set_evidence(v.evidence[2] if v is not None and v.evidence else None, decision,
+                                         waiting=waiting)
         me = self.backend.annotator
         mine = [s.text(state.passage_text) for s in q.spans
                 if s.role == EVIDENCE and s.annotator == me and s.origin != MODEL]

@@ -1,8 +1,9 @@
-"""`ModelReview`'s side of the model's thread (`ScoringWorker`): loading the model, asking for
-an item's scores and storing what comes back, the evidence tally's reads, what-if.
+"""`ModelReview`'s side of the model's thread (`ScoringWorker`): loading the model, waiting
+for the open item (`settle`), rescoring it, the evidence tally's reads, what-if.
 
-The worker computes; the GUI thread writes the scores into the store (or, in a read-only
-window, only shows them).  A mixin of `ModelReview` (`model_review.py`).
+The worker computes and stores (through a connection of its own); what arrives from each
+stage is shown by `review_queue.py` (in a read-only window it is shown, never stored).  A
+mixin of `ModelReview` (`model_review.py`).
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import html
 import os
 from pathlib import Path
 
-from desktop.domain.errors import McqLensError
 from desktop.ui import colors
 from desktop.ui import model_scoring as ms
 from desktop.ui.scoring_worker import ScoringWorker
@@ -31,13 +31,15 @@ class WorkerWiring:
         self._start_worker()
 
     def _start_worker(self) -> None:
-        self.worker = ScoringWorker(self.model_dir)
+        self.worker = ScoringWorker(self.model_dir, **self._worker_options())
         self.worker.modelReady.connect(self._model_ready)
         self.worker.modelFailed.connect(self._model_failed)
-        self.worker.itemScored.connect(self._item_scored)
+        self.worker.stageReady.connect(self._stage_ready)
         self.worker.itemFailed.connect(self._item_failed)
         self.worker.whatifScored.connect(self._whatif_scored)
         self.worker.jobDone.connect(self._job_done)
+        self.worker.queueChanged.connect(self._queue_changed)
+        self.worker.set_paused(self.paused)
         self.worker.start()
 
     def _model_ready(self, model) -> None:
@@ -48,26 +50,12 @@ class WorkerWiring:
         self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
         self.panel.title.setToolTip(f"{model.directory}\n{model.message}")
         self.panel.set_status("")
+        self.window.navigator.model.set_marks(self._marks_for(model.id))
         st = self.window.state
         if st is not None:
             self.show(st, new_item=False, request=True)
+            self.replan()
         self._start_tally()
-
-    def _read_datasets(self):
-        """A function for the worker: every dataset with this annotator's annotations, read
-        through a connection of its own when the database is a file (Score whole database)."""
-        from desktop.store import Store
-        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
-
-        def read():
-            own = path not in (None, "", ":memory:") and os.path.exists(path)
-            store = Store.open(path, read_only=True) if own else shared
-            try:
-                return store.load_datasets(annotator=me)
-            finally:
-                if own:
-                    store.close()
-        return read
 
     def _read_evidence_items(self):
         """A function for the worker: the items with model evidence (the only ones the tally
@@ -110,6 +98,8 @@ class WorkerWiring:
 
     def _model_failed(self, message: str) -> None:
         self.model_error = message
+        self.model_state.setText("model: none")
+        self.model_state.setToolTip(message)
         self.panel.set_title(None)
         self.panel.set_status(
             f"<b>No model:</b> {html.escape(message)}.<br>Put a model directory at <code>models/default/</code> "
@@ -120,7 +110,8 @@ class WorkerWiring:
         self.why.show_item(self.window.state)
 
     def settle(self, timeout: float = 240.0) -> bool:
-        """Wait (processing events) until the model is loaded and the current item scored.
+        """Wait (processing events) until the model is loaded and the open item has every stage
+        it lacked (probabilities, evidence) on screen; the items ahead may still be scored.
 
         For `mcqlens gui --screenshot`, which renders once; the interactive window never waits.
         The MPNet reader with its evidence takes 25-45 s for one item on a 2-core CPU without
@@ -132,59 +123,32 @@ class WorkerWiring:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             QApplication.processEvents()
-            if self.model_error or (self.model is not None and self._pending is None):
+            if self.model_error or self.paused:
+                return True
+            if self.model is not None and self._open_settled():
+                QApplication.processEvents()  # what the last stage sent is shown
                 return True
             time.sleep(0.01)
         return False
 
-    def _item_scored(self, item_id: str, preds) -> None:
-        if self.stopped or self.closed:  # queued before the window closed; its database may be closed already
-            return
-        if item_id == self._pending:
-            self._pending = None
-        if getattr(self.backend, "read_only", False):
-            self._show_unstored(item_id, preds)
-            return
-        try:
-            self.backend.store.add_predictions([(item_id, p) for p in preds])
-        except McqLensError as exc:
-            self.panel.set_status(f"could not store the scores: {html.escape(str(exc))}")
-            return
-        self.scored_items += 1
-        self._update_facts(item_id)
-        st = self.window.state
-        if st is not None and self.window.current == item_id:
-            st.question.predictions = self.backend.store.predictions(item_id)
-            self.show(st, new_item=False, request=False)
-
-    def _show_unstored(self, item_id: str, preds) -> None:
-        """A read-only window (a screenshot, a read-only folder): the scores are computed and
-        shown, never stored."""
-        self.scored_items += 1
-        st = self.window.state
-        if st is not None and self.window.current == item_id:
-            new = {(p.model_id, p.input_format) for p in preds}
-            st.question.predictions = [p for p in st.question.predictions
-                                       if (p.model_id, p.input_format) not in new] + list(preds)
-            self.show(st, new_item=False, request=False)
+    def _open_settled(self) -> bool:
+        snap = self.worker.snapshot()
+        current = self.window.current
+        if current is None:
+            return True
+        running = snap.get("running")
+        return (snap.get("open") == current and snap.get("open_left") == []
+                and (running is None or running[0] != current))
 
     def _item_failed(self, item_id: str, message: str) -> None:
-        if item_id == self._pending:
-            self._pending = None
-        if self.window.current == item_id:
+        if self.window.current == item_id or not item_id:
             self.panel.set_status(f"<span style='color:{colors.theme().error}'>{html.escape(message)}</span>")
-
-    def _update_facts(self, item_id: str) -> None:
-        if self.window.state is None or self.window.current != item_id:
-            return
-        self.window.state.question.predictions = self.backend.store.predictions(item_id)
-        self.window.update_item_facts(item_id)
 
     def rescore(self) -> None:
         st = self.window.state
         if st is not None and self.model is not None:
             self.panel.set_status("scoring this item…")
-            self.worker.request_item(st.question.id, st.question, st.passage_text)
+            self.worker.request_item(st.question.id, st.question, st.passage_text, rescore=True)
 
     # ---- what-if -------------------------------------------------------------------------------
     def _show_whatif(self, q, probs) -> None:

@@ -17,6 +17,15 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 
+_running = [0]  # Runner tasks running now, in every window: the model's queue waits for them
+_running_lock = threading.Lock()
+
+
+def running_tasks() -> int:
+    """How many `Runner` tasks (an import, a report, the navigator's facts…) are running now."""
+    return _running[0]
+
+
 class Cancelled(Exception):
     """Raised inside the worker by its progress callable once the task was cancelled."""
 
@@ -88,12 +97,17 @@ class Runner(QObject):
                 self._numbers.emit(generation, float(done), int(total), int(records))
 
         def work() -> None:
+            with _running_lock:
+                _running[0] += 1
             try:
                 result = fn(*args, progress=progress, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - reported to the window in words
                 if generation == self._generation:
                     self._error.emit(generation, exc)
                 return
+            finally:
+                with _running_lock:
+                    _running[0] -= 1
             if generation == self._generation:
                 self._result.emit(generation, result)
 
