@@ -1,9 +1,10 @@
-"""Light checks of the shipped model itself (models/default): its card, its file sizes, and that
-the files score real questions as the build's evaluation recorded.
+"""Light checks of the shipped models themselves (models/default, the fast one-sequence reader, and
+models/accurate, the same files read at 512 tokens): their cards against the build's records, their
+file sizes, and that the files score real RACE test questions as the evaluation recorded, in both
+CPU recipes the cards allow.
 
-The MPNet reader takes one to two seconds a question on two cores: behaviour and speed are
-tested on tests/data/tiny_model and on a tiny MPNet exported through the same code
-(tests/test_mpnet_model_files.py); here it scores two RACE test questions."""
+Behaviour and speed are tested on the tiny one-sequence model (tests/test_one_sequence.py); here
+the real files score three RACE test questions."""
 from __future__ import annotations
 
 import gzip
@@ -18,42 +19,68 @@ from inference.card import load_card
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "models" / "default"
-RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"
+ACCURATE = ROOT / "models" / "accurate"
+RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
 DATA = ROOT.parent / "shared" / "data"
 MB = 1_000_000
 
 
+def test_the_cards_are_what_the_build_records_give():
+    from models.cpu_reader_card import build
+
+    default, accurate = build(RUN, ROOT / "models")
+    for path, want in ((DEFAULT, default), (ACCURATE, accurate)):
+        have = json.loads((path / "card.json").read_text(encoding="utf-8"))
+        have.pop("created"), want.pop("created")
+        assert have == json.loads(json.dumps(want)), f"{path}/card.json: run python -m models.cpu_reader_card"
+
+
 def test_the_card_says_what_the_model_is_and_how_it_was_made():
     card = load_card(DEFAULT)
-    assert card.id == "mpnet-race-v1" and card.backbone == "sentence-transformers/all-mpnet-base-v2"
-    assert card.formats == ["standard", "shortcut"] and card.pooling == "mean"
-    assert card.inputs == ["input_ids", "attention_mask"] and card.files == {"int8": "model.int8.onnx"}
+    assert card.id == "mpnet-race-oneseq-384" and card.layout == "one-sequence" and card.max_length == 384
+    assert card.inputs == ["input_ids", "attention_mask", "option_ids"] and card.files == {"int8": "model.int8.onnx"}
     t = card.training
+    assert t["teacher"]["id"] == "mpnet-race-v1"
     assert t["data"]["race"] == {"train": 87866 - 526, "dev": 4887 - 28}  # race/README.md minus models.dedup
-    assert t["deduplication"]["removed"] == {"train": {"questions": 526, "passages": 147},
-                                             "dev": {"questions": 28, "passages": 8}}
-    assert [r["round"] for r in t["rounds"]] == [1, 2]
-    assert t["epochs"] == pytest.approx(sum(r["epochs"] for r in t["rounds"]), abs=0.01)
-    assert t["train_s"] == pytest.approx(sum(r["train_s"] for r in t["rounds"]), abs=0.1)
-    assert t["hardware"]["gpus"] == 4 and t["gpu_minutes"] == pytest.approx(4 * t["train_s"] / 60, abs=0.1)
+    d = t["distillation"]
+    assert {"init", "targets", "loss", "lr", "epochs"} <= set(d) and d["epochs"] > 1
     q = card.extra["quantization"]
-    assert q["recipe"] and {"standard", "shortcut", "questions", "reference"} <= set(q["agreement"])
-    # the issue's rule, as measured: below 99%, and the card says so
-    assert q["agreement"]["meets_99"] is (min(q["agreement"]["standard"], q["agreement"]["shortcut"]) >= 0.99)
     assert sorted(q["files"]) == sorted(p.name for p in DEFAULT.glob("model.int8.onnx*"))
+    # the issue's rule: a CPU recipe is kept only where it agrees with the float model on >= 99.3% of
+    # RACE dev in both formats; the card keeps exactly those, and says what the others measured
+    for recipe, by_length in q["runtime_measured"].items():
+        ok = all(v["agreement"] >= 0.993 for m in by_length.values() for k, v in m.items() if k != "kept")
+        assert (recipe in q["runtime"]) is ok, recipe
+        assert all(m["standard"]["questions"] == 4859 for m in by_length.values())
+    assert q["runtime"][0] == "fp32" and "int8x2" in q["runtime"] and "int8" not in q["runtime"]
     ev = card.metrics["evaluation"]
-    assert "cuda" in ev["measured"] and "inference.load_model" in ev["measured"]
     for fmt in card.formats:
-        assert card.temperature[fmt] > 0
+        assert card.temperature[fmt] == ev["formats"][fmt]["temperature"] > 0
         for name, s in ev["formats"][fmt]["sets"].items():
             assert s["ci95"][0] < s["accuracy"] < s["ci95"][1], (fmt, name)
-    assert ev["formats"]["shortcut"]["shortcut_n_below_2"]["n"] > 0
+    n2 = ev["formats"]["shortcut"]["shortcut_n_below_2"]
+    assert n2["n"] >= 250 and n2["accuracy"] >= 0.8
+    # the evidence settings are those the cross-validation's folds chose most often
+    cv = json.loads((RUN / "evidence_cv.json").read_text())
+    chosen = [json.dumps(c["settings"], sort_keys=True) for c in cv["choices"]]
+    assert chosen.count(json.dumps(card.extra["evidence"], sort_keys=True)) == max(chosen.count(c) for c in chosen)
+
+
+def test_within_two_points_of_the_teacher_and_the_accurate_reading_is_the_most_accurate():
+    default, accurate = load_card(DEFAULT), load_card(ACCURATE)
+    teacher = default.training["teacher"]["race_test"]
+    test = {c.id: {f: c.metrics["evaluation"]["formats"][f]["sets"]["race-test"]["accuracy"] for f in c.formats}
+            for c in (default, accurate)}
+    for fmt in ("standard", "shortcut"):
+        assert test[default.id][fmt] >= teacher[fmt] - 0.02
+        assert test[accurate.id][fmt] >= max(test[default.id][fmt], teacher[fmt])
+    assert accurate.weights == "../default" and accurate.max_length == 512
 
 
 def test_every_file_fits_a_git_host():
-    sizes = {p.name: p.stat().st_size for p in DEFAULT.iterdir() if p.is_file()}
+    sizes = {p: p.stat().st_size for d in (DEFAULT, ACCURATE) for p in d.iterdir() if p.is_file()}
     assert all(size < 95 * MB for size in sizes.values()), sizes
-    assert sum(sizes.values()) <= 120 * MB
+    assert sum(sizes.values()) <= 180 * MB
     try:
         tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True,
                                  timeout=60).stdout.decode().split("\0")
@@ -64,15 +91,15 @@ def test_every_file_fits_a_git_host():
 
 
 def _clear_race_test_questions(n: int):
-    """The first `n` RACE test questions (file order) whose recorded logits have a clear winner in
-    both formats, with those logits: (records, {(id, format): logits})."""
+    """The first `n` RACE test questions (file order) whose recorded float logits have a clear winner
+    in both formats: (records, {(id, format): logits})."""
     from models.dedup import read_race
     from models.race_pack import race_records
 
     rows = {}
-    for line in gzip.open(RUN / "eval_rows.jsonl.gz", "rt", encoding="utf-8"):
-        r = json.loads(line)
-        if r["source"] == "race" and r["role"] == "eval":
+    with gzip.open(RUN / "eval" / "float32_race-test_384.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
             rows[(r["id"], r["format"])] = r["logits"]
 
     def margin(z):
@@ -88,19 +115,20 @@ def _clear_race_test_questions(n: int):
     return chosen, rows
 
 
-def test_the_files_score_two_race_test_questions_as_the_evaluation_recorded():
-    # the evaluation ran these files through inference.load_model on a GPU (fp16 graph derived
-    # from them); the CPU int8 graph differed from it by at most 0.11 on 40 questions
+@pytest.mark.parametrize("recipe", ["fp32", "int8x2"])
+def test_the_files_score_race_test_questions_as_the_evaluation_recorded(recipe, monkeypatch):
+    # the evaluation is the float model of these files (PyTorch float32 on their weights); both
+    # CPU recipes the card allows compute it to ~1e-3 of a logit
     import inference
-    from inference.formatting import encode_questions
+    from inference.one_sequence import encode
 
-    records, recorded = _clear_race_test_questions(2)
+    monkeypatch.setenv("MCQLENS_CPU_RECIPE", recipe)
+    records, recorded = _clear_race_test_questions(3)
     model = inference.load_model(DEFAULT, device="cpu")
+    assert model.runner.recipe == recipe and recipe in model.message
     for fmt in ("standard", "shortcut"):
-        enc = encode_questions(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"]) for r in records],
-                               fmt, model.card.max_length)
-        got = model.runner.logits(enc)
-        for row, rec in zip(got, records):
+        for rec in records:
+            row = model.runner.logits_one(encode(model.tokenizer, [(rec["passage"], rec["stem"], rec["alternatives"])],
+                                                 fmt, model.card.max_length))[0]
             want = np.array(recorded[(rec["id"], fmt)])
-            assert np.abs(row[: len(want)] - want).max() < 0.3, (fmt, rec["id"])
-            assert int(np.argmax(row)) == int(np.argmax(want))
+            assert np.abs(row[: len(want)] - want).max() < 5e-3, (fmt, rec["id"])
