@@ -12,13 +12,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"
+DEFAULT_RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
+TEACHER_RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"  # the MPNet reader, default until 2026-11-27
 EARLIER_MINILM = ROOT / "docs" / "model_runs" / "default"  # the MiniLM default's run (shipped until 2026-11-27)
 EARLIER_MPNET = ROOT / "docs" / "model_runs" / "mpnet-4xh100"  # the first MPNet build, whose weights were lost
-# the last cross-validation of the evidence settings: with the shipped reader's answers and
-# sentence effects once its run has one, else the earlier MiniLM default's
-EVIDENCE_CV = next(p for p in (DEFAULT_RUN / "evidence_cv.json", EARLIER_MINILM / "evidence_cv.json")
-                   if p.is_file() or p.parent == EARLIER_MINILM)
 FORMATS = ("standard", "shortcut")
 NOTATION = {"standard": "C+Q+{O}", "shortcut": "Q+{O}"}
 SETS = (("race-test", "RACE test"), ("race-test-high", "RACE test, high"), ("race-test-middle", "RACE test, middle"),
@@ -86,20 +83,26 @@ def _items(rows: list[dict], temperature: dict[str, float]) -> dict:
 
 
 def compute(model_dir: Path, run_dir: Path) -> dict:
+    """Everything docs/models.md shows: the card checked against the float model's rows at the card's
+    length, the per-question N and MI, the frontier of the candidates, the recipes, the evidence."""
     from inference.card import load_card
     from models.evaluation import summarise
 
     card = load_card(model_dir)
-    rows = read_rows(run_dir / "eval_rows.jsonl.gz")
-    summary = summarise([r for r in rows if r["role"] == "dev"], [r for r in rows if r["role"] == "eval"])
+    length = card.max_length
+    ev_dir = run_dir / "eval"
+    dev = read_rows(ev_dir / f"float32_race-dev_{length}.jsonl.gz")
+    evaluated = [r for s in ("race-test", "expmrc", "embrace", "dream", "quail")
+                 for r in read_rows(ev_dir / f"float32_{s}_{length}.jsonl.gz")]
+    summary = summarise(dev, evaluated)
     check_card_against_rows(card, summary)
-    evaluated = [r for r in rows if r["role"] == "eval"]
     items = {"race-test": _items([r for r in evaluated if r["source"] == "race"], card.temperature),
              "expmrc+embrace": _items([r for r in evaluated if r["source"] in ("expmrc", "embrace")], card.temperature)}
     files = sorted((p.name, p.stat().st_size) for p in Path(model_dir).iterdir()
                    if p.is_file() and not p.name.startswith("."))
+    from models.frontier import frontier
+
     return {"card": card, "summary": summary, "items": items, "files": files, "run": run_dir,
-            "throughput": read_json(run_dir / "throughput.json"), "gpu": read_json(run_dir / "bench_gpu_mpnet.json"),
-            "nota": next((read_json(p) for p in sorted(run_dir.glob("bench_nota_*.json"))), None),
-            "round1": read_json(run_dir / "evaluation_round1_product_cuda.json"),
-            "evidence": read_json(run_dir / "expmrc_evidence.json")}
+            "frontier": frontier(run_dir), "evidence": read_json(run_dir / "expmrc_evidence.json"),
+            "evidence_cv": read_json(run_dir / "evidence_cv.json"),
+            "students": {d.name: read_json(d / "metrics.json") for d in sorted((run_dir / "students").iterdir())}}

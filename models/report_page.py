@@ -6,19 +6,17 @@ from pathlib import Path
 
 import numpy as np
 
-from models.report_data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, EVIDENCE_CV, FORMATS, GROUPS, NOTATION, ROOT, SETS,
-                                read_json, read_rows)
+from models.report_data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, FORMATS, GROUPS, NOTATION, ROOT, SETS,
+                                TEACHER_RUN, read_json, read_rows)
 from models.report_figures import mi_groups
 
-# Issue 22's "Must hold" lines that the model files and the build's records decide.
-TARGET_STANDARD, GOAL_STANDARD = 0.68, 0.70
-TARGET_SHORTCUT, GOAL_SHORTCUT = 0.50, 0.52
+# Issue 28's "Must hold" lines that the model files and the build's records decide.
+TEACHER_MARGIN = 0.02  # within 2.0 points of the teacher on RACE test in each format
 TARGET_N2_QUESTIONS, TARGET_N2_ACCURACY = 250, 0.80
 TARGET_ECE = 0.03
-TARGET_AGREEMENT = 0.99
-TARGET_SCALING = 3.4
-TARGET_NOTA_GPU_S = 60.0
-MAX_FILE_MB, MAX_TOTAL_MB = 95, 120
+TARGET_AGREEMENT = 0.993
+TARGET_EVI, TARGET_ALL = 55.0, 40.0
+MAX_FILE_MB, MAX_TOTAL_MB = 95, 180
 SEED_STANDARD, SEED_SHORTCUT = 85.0, 57.3  # the seed's ELECTRA-large on RACE++ (its Table 2)
 
 
@@ -34,12 +32,6 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
 
-def _recipe(t: dict) -> str:
-    alpha = "" if t["alpha"] is None else f" (α {t['alpha']})"
-    return (f"`{t['recipe']}`{alpha} {_pct(t['agreement']['standard'])}% standard / "
-            f"{_pct(t['agreement']['shortcut'])}% shortcut")
-
-
 def _yes(ok: bool | None) -> str:
     return "–" if ok is None else ("yes" if ok else "**no**")
 
@@ -48,44 +40,43 @@ def targets(res: dict) -> list[tuple[str, str, str, bool | None]]:
     """(what, target, measured, met) for the issue's lines that these files and records decide."""
     card = res["card"]
     ev = card.metrics["evaluation"]["formats"]
+    teacher = card.training["teacher"]["race_test"]
+    out = []
+    for fmt in FORMATS:
+        t = ev[fmt]["sets"]["race-test"]
+        floor = teacher[fmt] - TEACHER_MARGIN
+        out.append((f"RACE test, {fmt}", f"≥ {_pct(floor)}% (the teacher's {_pct(teacher[fmt])} − 2.0)",
+                    f"{_pct(t['accuracy'])}% [{_pct(t['ci95'][0])}, {_pct(t['ci95'][1])}]", t["accuracy"] >= floor))
     std, sc = ev["standard"]["sets"]["race-test"], ev["shortcut"]["sets"]["race-test"]
+    out.append(("ECE after temperature on RACE test", f"≤ {_pct(TARGET_ECE, 0)}% in each format",
+                f"standard {_pct(std['ece_after'])}%, shortcut {_pct(sc['ece_after'])}%",
+                max(std["ece_after"], sc["ece_after"]) <= TARGET_ECE))
     n2 = ev["shortcut"]["shortcut_n_below_2"]
-    out = [
-        ("RACE test, standard", f"≥ {_pct(TARGET_STANDARD, 0)}% (goal {_pct(GOAL_STANDARD, 0)})",
-         f"{_pct(std['accuracy'])}% [{_pct(std['ci95'][0])}, {_pct(std['ci95'][1])}]", std["accuracy"] >= TARGET_STANDARD),
-        ("RACE test, shortcut", f"≥ {_pct(TARGET_SHORTCUT, 0)}% (goal {_pct(GOAL_SHORTCUT, 0)})",
-         f"{_pct(sc['accuracy'])}% [{_pct(sc['ci95'][0])}, {_pct(sc['ci95'][1])}]", sc["accuracy"] >= TARGET_SHORTCUT),
-        ("shortcut N < 2 on RACE test", f"≥ {TARGET_N2_QUESTIONS} questions, ≥ {_pct(TARGET_N2_ACCURACY, 0)}% right",
-         f"{n2['n']} questions, {_pct(n2['accuracy'])}% right",
-         n2["n"] >= TARGET_N2_QUESTIONS and n2["accuracy"] >= TARGET_N2_ACCURACY),
-        ("ECE after temperature on RACE test", f"≤ {_pct(TARGET_ECE, 0)}% in each format",
-         f"standard {_pct(std['ece_after'])}%, shortcut {_pct(sc['ece_after'])}%",
-         max(std["ece_after"], sc["ece_after"]) <= TARGET_ECE),
-    ]
-    agree = card.extra.get("quantization", {}).get("agreement", {})
-    if agree.get("standard") is not None and agree.get("shortcut") is not None:
-        out.append(("int8 against fp32 on RACE dev, argmax agreement", f"≥ {_pct(TARGET_AGREEMENT, 0)}% in each format",
-                    f"standard {_pct(agree['standard'], 2)}%, shortcut {_pct(agree['shortcut'], 2)}% "
-                    f"({agree.get('questions')} questions, against {agree.get('reference')})",
-                    min(agree["standard"], agree["shortcut"]) >= TARGET_AGREEMENT))
-    else:
-        out.append(("int8 against fp32 on RACE dev, argmax agreement", f"≥ {_pct(TARGET_AGREEMENT, 0)}% in each format",
-                    "not yet measured on these files (the card's quantization.agreement is empty)", None))
-    tp = res["throughput"]
-    if tp:
-        out.append(("4-GPU training throughput over 1-GPU, one run", f"≥ {TARGET_SCALING}×",
-                    f"{tp['ratio_tokens']:.2f}× by tokens/s, {tp['ratio_questions']:.2f}× by questions/s",
-                    tp["ratio_tokens"] >= TARGET_SCALING))
-    nota = res["nota"]
-    if nota:
-        total = nota["raw"]["model"]["total_s"]
-        out.append(("None-of-the-above grid on the GPU (11 C × 5 replicas of ExpMRC RACE+ dev)",
-                    f"< {TARGET_NOTA_GPU_S:.0f} s", f"{total:.1f} s on round 1's files (not re-measured on these)", None))
+    out.append(("shortcut N < 2 on RACE test", f"≥ {TARGET_N2_QUESTIONS} questions, ≥ {_pct(TARGET_N2_ACCURACY, 0)}% right",
+                f"{n2['n']} questions, {_pct(n2['accuracy'])}% right",
+                n2["n"] >= TARGET_N2_QUESTIONS and n2["accuracy"] >= TARGET_N2_ACCURACY))
+    q = card.extra["quantization"]
+    for recipe, by_length in sorted(q["runtime_measured"].items()):
+        m = by_length[str(card.max_length)] if str(card.max_length) in by_length else next(iter(by_length.values()))
+        kept = recipe in q["runtime"]
+        out.append((f"CPU recipe {recipe} against the float model, RACE dev, argmax agreement",
+                    f"≥ {_pct(TARGET_AGREEMENT)}% in each format to be kept",
+                    f"standard {_pct(m['standard']['agreement'], 2)}%, shortcut {_pct(m['shortcut']['agreement'], 2)}% "
+                    f"({m['standard']['questions']:,} questions): {'kept' if kept else 'not kept'}",
+                    True if kept else None))
+    cv = res.get("evidence_cv")
+    if cv:
+        h = cv["held_out"]
+        out.append(("ExpMRC RACE+ dev evidence, settings chosen by cross-validation (held out)",
+                    f"EVI_F1 ≥ {TARGET_EVI:.0f}, ALL_F1 ≥ {TARGET_ALL:.0f}",
+                    f"EVI_F1 {h['EVI_F1']:.1f}, ALL_F1 {h['ALL_F1']:.1f} ({cv['folds']} folds by passage)",
+                    h["EVI_F1"] >= TARGET_EVI and h["ALL_F1"] >= TARGET_ALL))
     sizes = res["files"]
     biggest = max(sizes, key=lambda f: f[1])
     total = sum(s for _, s in sizes)
-    out.append(("model files", f"each < {MAX_FILE_MB} MB, all ≤ {MAX_TOTAL_MB} MB",
-                f"largest {biggest[0]} {biggest[1] / 1e6:.1f} MB, all {total / 1e6:.1f} MB ({len(sizes)} files)",
+    out.append(("model files", f"each < {MAX_FILE_MB} MB, all models ≤ {MAX_TOTAL_MB} MB",
+                f"largest {biggest[0]} {biggest[1] / 1e6:.1f} MB, all {total / 1e6:.1f} MB ({len(sizes)} files; "
+                "models/accurate reads the same files)",
                 biggest[1] < MAX_FILE_MB * 1e6 and total <= MAX_TOTAL_MB * 1e6))
     return out
 
@@ -93,55 +84,44 @@ def targets(res: dict) -> list[tuple[str, str, str, bool | None]]:
 def _training(L: list, res: dict) -> None:
     a = L.append
     tr = res["card"].training
+    d, hw = tr["distillation"], tr["hardware"]
     a("## Training")
     a("")
-    hw = tr["hardware"]
-    rec = tr["recipe"]
-    a(f"`torchrun --nproc_per_node {hw['processes']} -m models.train` on {hw['gpus']} × {hw['gpu_name']} (DDP over "
-      f"NCCL, torch {hw['torch']}): {rec['formats']}; {rec['pooling']} pooling; {rec['encoder']}; {rec['precision']}; "
-      f"{rec['optimizer']}; {rec['schedule']}; {rec['batch']}. Two rounds, the second from the first's weights:")
+    a(f"Distilled from the teacher ({tr['teacher']['name']}, `{tr['teacher']['id']}`) by `models.distill` "
+      f"({hw['launcher']}; torch {hw['torch']}): {d['init']}; {d['targets']}; loss {d['loss']}; the alternatives "
+      f"{d['alternatives']}; {d['lengths']}; lr {d['lr']:g}, {d['precision']}, at most {d['max_tokens_per_batch']:,} "
+      f"tokens a batch. {d['epochs']:.2f} epochs ({d['steps']:,} steps) in {d['train_s']:.0f} s at "
+      f"{d['tokens_per_s']:,} tokens/s. {tr['data']['note'][0].upper()}{tr['data']['note'][1:]}. "
+      f"De-duplication: {tr['deduplication']}.")
     a("")
-    a("| round | starts from | lr | seed | steps | epochs | training | questions/s | tokens/s | MFU | RACE dev standard (end of round) | RACE dev shortcut |")
-    a("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in tr["rounds"]:
-        a(f"| {r['round']} | {r['init']} | {r['lr']:g} | {r['seed']} | {r['steps']:,} | {r['epochs']:.2f} | "
-          f"{r['train_s']:.1f} s | {r['train_questions_per_s']:.0f} | {r['train_tokens_per_s']:,} | "
-          f"{_pct(r['mfu'])}% | {_pct(r['dev_accuracy']['standard'])} | {_pct(r['dev_accuracy']['shortcut'])} |")
+    a("The candidates trained side by side on the same machine (`students/*/metrics.json`):")
     a("")
-    a(f"In all {tr['epochs']:.2f} epochs of the {tr['data']['race']['train']:,} training questions in "
-      f"{tr['train_s']:.0f} s ({tr['train_minutes']} minutes) of training on {hw['gpus']} GPUs "
-      f"({tr['gpu_minutes']} GPU-minutes); {tr['device_lease']}. MFU: model FLOPs utilisation of "
-      f"{hw['gpus']} × 989 TFLOP/s (H100 bf16 dense peak). RACE dev decided the second round (it rose "
-      f"{_pct(tr['rounds'][1]['dev_accuracy']['standard'] - tr['rounds'][0]['dev_accuracy']['standard'])} points "
-      "standard); RACE test was never looked at to choose anything.")
+    a("| student | teacher layers | parameters | epochs | training | tokens/s | RACE dev standard (512 / 384) | RACE dev shortcut |")
+    a("|---|---|---|---|---|---|---|---|")
+    for name, m in res["students"].items():
+        if not m:
+            continue
+        dev = m["dev_accuracy"]
+        a(f"| {name} | {', '.join(str(x) for x in m['teacher_layers'])} | {m['parameters'] / 1e6:.1f} M | "
+          f"{m['epochs']:.2f} | {m['train_s']:.0f} s on {m['gpus']} GPU{'s' if m['gpus'] > 1 else ''} | "
+          f"{m['tokens_per_s']:,} | {_pct(dev['512']['standard'])} / {_pct(dev['384']['standard'])} | "
+          f"{_pct(dev['512']['shortcut'])} |")
     a("")
-    r1 = res["round1"]
-    if r1:
-        s1, c1 = (r1["formats"][f]["sets"]["race-test"]["accuracy"] for f in FORMATS)
-        a(f"Round 1's files, evaluated the same way (`{res['run'].relative_to(ROOT)}/evaluation_round1_product_cuda.json`), "
-          f"read {_pct(s1)}% standard and {_pct(c1)}% shortcut on RACE test.")
-        a("")
-    tp = res["throughput"]
-    if tp:
-        one, four = tp["runs"]["1"], tp["runs"]["4"]
-        a("### Training throughput, 1 GPU against 4 (one run, the same code and machine)")
-        a("")
-        a("| GPUs | questions/s | tokens/s |")
-        a("|---|---|---|")
-        a(f"| 1 | {one['steady_questions_per_s']:.1f} | {one['steady_tokens_per_s']:,} |")
-        a(f"| 4 | {four['steady_questions_per_s']:.1f} | {four['steady_tokens_per_s']:,} |")
-        a(f"| 4 over 1 | {tp['ratio_questions']:.2f}× | {tp['ratio_tokens']:.2f}× |")
-        a("")
-        a(f"{tp['steps_per_rank']} steps per rank each, after the first {res['card'].training['rounds'][0].get('steady_after_steps', 20)} "
-          f"(`throughput.json`). {tr['throughput']['note'][0].upper()}{tr['throughput']['note'][1:]}: the issue's "
-          f"≥ {TARGET_SCALING}× holds by questions/s and misses by tokens/s.")
-        a("")
+    a(f"The build's records and what happened during it: `{res['run'].relative_to(ROOT)}/README.md`.")
+    a("")
 
 
 def _earlier(L: list) -> None:
     a = L.append
     a("## Earlier models")
     a("")
+    teacher = read_json(TEACHER_RUN / "card.json")
+    if teacher:
+        f = teacher["metrics"]["evaluation"]["formats"]
+        a(f"- Until 2026-11-27 the default was the MPNet reader (`{teacher['id']}`, the teacher here): one sequence per "
+          f"alternative at 512 tokens, weight-only int8; {_pct(f['standard']['sets']['race-test']['accuracy'])}% / "
+          f"{_pct(f['shortcut']['sets']['race-test']['accuracy'])}% on RACE test. Its card and run records stay in "
+          f"`{TEACHER_RUN.relative_to(ROOT)}/`; its files in git history.")
     minilm = EARLIER_MINILM / "oof_predictions.jsonl.gz"
     if minilm.is_file():
         acc = {}
@@ -162,79 +142,135 @@ def _earlier(L: list) -> None:
     a("")
 
 
+def _frontier(L: list, res: dict, docs: Path) -> None:
+    from models.frontier import plot
+
+    a = L.append
+    rows = res["frontier"]
+    a("## The frontier: the candidates measured")
+    a("")
+    a("Three students distilled from the teacher in the one-sequence layout (passage, stem and every alternative in "
+      "one sequence), each read at 384 and at 512 tokens, and the teacher itself (`python -m models.frontier`). "
+      "Accuracy: RACE test with 95% Wilson intervals, and RACE dev; latency: one question "
+      "through the product, both formats without evidence, p95, on the CPU of the `bench_frontier` run record.")
+    a("")
+    a("| candidate | layers | layout | parameters | RACE test standard | RACE test shortcut | RACE dev std / sc | ECE after T std / sc | shortcut N < 2 (right) | ExpMRC EVI / ALL | p95 both formats | p95 shortcut |")
+    a("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        lat = r.get("latency") or {}
+        ex = r.get("expmrc") or {}
+        n2 = r.get("n2") or {}
+        both = f"{lat['both_ms']['p95']:,.0f} ms" if lat else "–"
+        short = f"{lat['shortcut_ms']['p95']:,.0f} ms" if lat else "–"
+        a(f"| {r['key']} | {r['layers']} | {r['layout']} | {r['parameters'] / 1e6:.1f} M | "
+          f"{_pct(r['test']['standard'])} [{_pct(r['test_ci95']['standard'][0])}, {_pct(r['test_ci95']['standard'][1])}] | "
+          f"{_pct(r['test']['shortcut'])} [{_pct(r['test_ci95']['shortcut'][0])}, {_pct(r['test_ci95']['shortcut'][1])}] | "
+          f"{_pct(r['dev']['standard'])} / {_pct(r['dev']['shortcut'])} | "
+          f"{_pct(r['ece_after']['standard'])} / {_pct(r['ece_after']['shortcut'])} | "
+          f"{n2.get('n', '–')} ({_pct(n2['accuracy']) if n2.get('accuracy') is not None else '–'}%) | "
+          f"{ex.get('EVI_F1', '–')} / {ex.get('ALL_F1', '–')} | {both} | {short} |")
+    a("")
+    lat_rec = next((r["latency"] for r in rows if r.get("latency")), None)
+    if lat_rec:
+        a(f"Latency from `docs/bench_runs/{lat_rec['record']}` ({lat_rec['cpu']}; flags "
+          f"{', '.join(lat_rec.get('cpu_flags') or [])}), the recipe the runtime picks there. Accuracy of m12 is its "
+          "shipped files' float model (what both kept CPU recipes compute); of m6 and m3 the float student on the "
+          "training machine (not shipped; their int8 storage agreed with it on 98-99% of RACE dev); of the teacher, "
+          "its card.")
+        a("")
+    plot(rows, docs / "models_frontier.png")
+    a("![accuracy against latency](models_frontier.png)")
+    a("")
+    teacher = next(r for r in rows if r["name"] == "teacher")
+    floor = {f: teacher["test"][f] - TEACHER_MARGIN for f in FORMATS}
+    within = [r for r in rows if r["name"] != "teacher" and all(r["test"][f] >= floor[f] for f in FORMATS)]
+    below = {r["name"]: teacher["test"]["standard"] - r["test"]["standard"] for r in rows
+             if r["name"] not in ("teacher",) and r not in within and r["max_length"] == 384}
+    a(f"**The choice** (the rule is the issue's; RACE dev agrees with it): the fastest candidate within 2.0 points of "
+      f"the teacher on RACE test in each format (≥ {_pct(floor['standard'])} standard, ≥ {_pct(floor['shortcut'])} "
+      f"shortcut) — of {', '.join(r['key'] for r in within)} — is m12 at 384 tokens: `models/default`. "
+      + "; ".join(f"{k} is faster but {_pct(v)} points below the teacher in the standard format" for k, v in below.items())
+      + ". m12 at 512 tokens is the most accurate model measured (the teacher included): `models/accurate`, the same "
+      "files read further into each passage (Model > Choose the model… in the window, `--model models/accurate` on "
+      "the command line).")
+    a("")
+
+
+def _recipes(L: list, res: dict) -> None:
+    a = L.append
+    q = res["card"].extra["quantization"]
+    a("## int8 on the CPU")
+    a("")
+    a(f"Storage (`{q['recipe']}`, `models.int8_rows`): {q['storage']}; {q['outlier_rows']} rows in float16. The stored "
+      "weights against the trained float student on RACE dev (the training machine): "
+      + ", ".join(f"{k} {_pct(v, 1)}%" for k, v in q["stored_vs_trained_float_agreement_dev"].items())
+      + " — the files are the model: every figure here is theirs.")
+    a("")
+    a("The arithmetic is chosen at load from the CPU's flags (`inference.cpu_recipes`); each recipe measured on all "
+      "of RACE dev against the float model of the files (PyTorch float32 on their weights):")
+    a("")
+    a("| recipe | length | standard agreement | shortcut agreement | mean max logit difference (std / sc) | kept |")
+    a("|---|---|---|---|---|---|")
+    for recipe, by_length in sorted(q["runtime_measured"].items()):
+        for length, m in sorted(by_length.items()):
+            a(f"| {recipe} | {length} | {_pct(m['standard']['agreement'], 2)}% | {_pct(m['shortcut']['agreement'], 2)}% | "
+              f"{m['standard']['max_abs_logit_difference_mean']:.4f} / {m['shortcut']['max_abs_logit_difference_mean']:.4f} | "
+              f"{'yes' if recipe in q['runtime'] else 'no'} |")
+    a("")
+    a(f"Kept: {', '.join(q['runtime'])} ({q['runtime_rule']}). `int8` (one pass of per-tensor u8 activations, the "
+      "outlier channels in float) moves 3% of the answers: rejected. `int8x2` quantizes what the first pass rounded "
+      "away a second time (about 15 bits of the activation, the stored int8 weights exactly, int8 arithmetic): it is "
+      "what a CPU with VNNI runs. A CPU without VNNI runs `fp32`: ONNX Runtime's u8×s8 kernels there use "
+      "VPMADDUBSW, whose 16-bit sums saturate on the second pass's full-range values.")
+    a("")
+
+
 def write_markdown(res: dict, docs: Path) -> str:
     card = res["card"]
     tr = card.training
     ev = card.metrics["evaluation"]
-    q = card.extra.get("quantization", {})
     run_rel = res["run"].relative_to(ROOT)
     L: list[str] = []
     a = L.append
-    a("# The shipped default model")
+    a("# The shipped models")
     a("")
     a(f"Generated by `python -m models.report` from `models/default/card.json` and the build's run records in "
       f"`{run_rel}/`; do not edit by hand. The last part is the GPU runbook, `docs/models_gpu_build.md`.")
     a("")
-    a("## What it is")
+    a("## What they are")
     a("")
-    a(f"- **{card.name}** (`{card.id}`): {card.backbone} (MPNet-base: 12 layers, 768 wide, about 110 M "
-      "parameters) fine-tuned as a multiple-choice reader.")
-    a(f"- One model serves both formats: standard {NOTATION['standard']} and shortcut {NOTATION['shortcut']} (the "
-      f"seed's Figure 2 architecture: each alternative encoded with the stem and, in the standard format, the "
-      f"passage; {card.pooling} pooling; one score per alternative; softmax over the alternatives). At most "
-      f"{card.max_length} tokens a sequence, {card.truncation}.")
-    dd = tr["deduplication"]
-    a(f"- Training data: RACE train, {tr['data']['race']['train']:,} questions, and RACE dev, "
-      f"{tr['data']['race']['dev']:,} questions, for every choice (`{tr['packed_by'].split(' (')[0]}`). "
-      f"De-duplication ({dd['by']}; against {', '.join(dd['against'])}) removed "
-      f"{dd['removed']['train']['questions']} train questions of {dd['removed']['train']['passages']} passages and "
-      f"{dd['removed']['dev']['questions']} dev questions of {dd['removed']['dev']['passages']} passages. "
-      "The model never saw an EMBRACE, ExpMRC or RACE test passage: every number below is held out.")
-    a(f"- Training: {tr['epochs']:.2f} epochs in two rounds, {tr['train_s']:.0f} s of training on "
-      f"{tr['hardware']['gpus']} × {tr['hardware']['gpu_name']} (see *Training*).")
-    cal = card.extra.get("calibration", {})
-    a(f"- Temperatures ({cal.get('rule', '')}; fitted on {cal.get('fitted_on', 'RACE dev')}): "
+    a(f"- **{card.name}** (`{card.id}`, `models/default`): the MPNet reader (`{tr['teacher']['id']}`, the default until "
+      f"2026-11-27) distilled into the one-sequence layout: the passage, the stem and every alternative in one "
+      f"sequence of at most {card.max_length} tokens (`inference.one_sequence`; {card.truncation}); each "
+      "alternative's score pooled from its own tokens; one score per alternative, softmax over them. 12 layers, "
+      "768 wide, 108.9 M parameters; one pass per question and format instead of one per alternative.")
+    a("- **MPNet one-sequence reader (RACE), accurate** (`mpnet-race-oneseq-512`, `models/accurate`): the same "
+      "files read at up to 512 tokens (more of each passage, slower): the most accurate model measured.")
+    a(f"- Both formats in one model: standard {NOTATION['standard']} and shortcut {NOTATION['shortcut']} (the "
+      "World Knowledge seed's passage-free model: the stem and the alternatives, no passage).")
+    a(f"- Temperatures (the seed's rule: accuracy = mean maximum probability, on RACE dev): "
       + ", ".join(f"{f} T = {card.temperature[f]:.4f}" for f in FORMATS) + ".")
     total = sum(s for _, s in res["files"])
-    a(f"- Files: {', '.join(f'`{n}` {_size(s)}' for n, s in res['files'])}; {total / 1e6:.1f} MB in all. "
-      f"The int8 graph keeps its weights as ONNX external data in {sum('.data' in n for n, _ in res['files'])} "
-      "files, each far below the 95 MB a git host accepts.")
-    agree = q.get("agreement", {})
-    if agree.get("standard") is not None:
-        how = (f"argmax agreement with {agree.get('reference')} on {agree.get('questions')} RACE dev questions: "
-               f"standard {_pct(agree['standard'], 2)}%, shortcut {_pct(agree['shortcut'], 2)}%")
-    else:
-        how = "its argmax agreement with fp32 on RACE dev is not yet measured on these files"
-    a(f"- Quantization: recipe `{q.get('recipe')}` ({q.get('scheme', '')}); {how}. On the GPU the runtime derives "
-      "an fp16 graph from the same files (`inference.session`).")
-    tried = q.get("tried_round1")
-    if tried:
-        a("  Tried first on round 1's weights, against " + tried["reference"] + f" on {tried['questions']} RACE dev "
-          "questions: " + "; ".join(_recipe(t) for t in tried["recipes"]) + " (each below 99%: rejected).")
+    a(f"- Files: {', '.join(f'`{n}` {_size(s)}' for n, s in res['files'])}; {total / 1e6:.1f} MB in all, "
+      "weights as ONNX external data in files far below the 95 MB a git host accepts.")
     a("")
     a("## Against the issue's targets")
     a("")
-    a("Issue 22's lines that these files and the build's records decide (the CPU speed and the ExpMRC evidence "
-      "are measured separately: *Speed* and *Evidence* below).")
+    a("Issue 28's lines that these files and the build's records decide (the CPU speed is measured by the "
+      "benchmarks: *Speed* below).")
     a("")
     a("| what | target | measured | met |")
     a("|---|---|---|---|")
     for what, target, measured, met in targets(res):
         a(f"| {what} | {target} | {measured} | {_yes(met)} |")
     a("")
-    std = ev["formats"]["standard"]["sets"]["race-test"]
-    sc = ev["formats"]["shortcut"]["sets"]["race-test"]
-    a(f"The GPU time ended below the accuracy targets: this is the best model measured, shipped as the issue "
-      f"says, {_pct(TARGET_STANDARD - std['accuracy'])} points short in the standard format and "
-      f"{_pct(TARGET_SHORTCUT - sc['accuracy'])} in the shortcut format (the seed's ELECTRA-large, 24 layers and "
-      f"a three-seed ensemble: {SEED_STANDARD} / {SEED_SHORTCUT} on RACE++). The scaling ratio depends on the "
-      "unit: the 4-GPU run's batches were shorter, so it did more questions but fewer tokens per second per GPU.")
-    a("")
+    _frontier(L, res, docs)
+    _recipes(L, res)
     a("## Evaluation")
     a("")
-    a(f"Measured with {ev['measured']} (`{run_rel}/evaluation.json`; every row in `eval_rows.jsonl.gz`, and "
-      f"`python -m models.report` checks that the card's figures are what the rows give). Accuracy (%) with "
-      f"{ev['interval']}s:")
+    a(f"{ev['computed_by'][0].upper()}{ev['computed_by'][1:]} (`{run_rel}/eval/float32_*_{card.max_length}.jsonl.gz`; "
+      "`python -m models.report` checks that the card's figures are what the rows give). The product's int8x2 recipe "
+      "gave the same answers on every RACE dev question. Accuracy (%) with 95% Wilson intervals:")
     a("")
     a("| set | questions | standard C+Q+{O} | shortcut Q+{O} |")
     a("|---|---|---|---|")
@@ -289,64 +325,36 @@ def write_markdown(res: dict, docs: Path) -> str:
         a(f"| {i + 1} | {m:.3f} | {s_:.1f} | {c:.1f} |")
     a("")
     _training(L, res)
-    a("## GPU: the product's own path")
-    a("")
-    g = res["gpu"]
-    if g:
-        a(f"`benchmarks/bench_gpu_mpnet.py` on one {g['gpu']} (`{run_rel}/bench_gpu_mpnet.json`; run record "
-          "`docs/bench_runs/bench_gpu_20261127_mpnet.json`), measured on round 1's files (same architecture, size "
-          f"and int8 recipe): {g['questions']:,} RACE test questions in both formats through "
-          f"`inference.load_model(..., device=\"cuda\")` (onnxruntime-gpu, {g['product_message'].split('(')[-1].rstrip(')')}) "
-          f"at {g['product']['questions_per_s']:.0f} questions/s ({g['product']['tokens_per_s']:,} tokens/s), "
-          f"against PyTorch bf16 eager on the same weights at {g['pytorch_bf16']['questions_per_s']:.0f} questions/s: "
-          f"{g['product_over_pytorch_bf16']:.2f}× (argmax agreement "
-          f"{_pct(g['argmax_agreement_product_vs_pytorch_bf16'])}%). The CUDA logits against the CPU int8 ones on 40 "
-          f"questions: max difference {g['cuda_vs_cpu_int8']['max_abs_logit_diff']:.3f}, argmax agreement "
-          f"{_pct(g['cuda_vs_cpu_int8']['argmax_agreement'], 0)}%.")
-        a("")
-    nota = res["nota"]
-    if nota:
-        m = nota["raw"]["model"]
-        a(f"The None-of-the-above grid ({m['test_sets']} test sets: 11 C × 5 replicas of the {m['questions']} ExpMRC "
-          f"RACE+ dev questions) through the product on the GPU: {m['total_s']:.1f} s in all (encoder "
-          f"{m['encoder_s']:.1f} s, heat maps {m['plots_s']:.1f} s), target < {TARGET_NOTA_GPU_S:.0f} s; round 1's files "
-          "(run record `docs/bench_runs/bench_nota_20261127T075419Z.json`).")
-        a("")
     a("## Evidence on ExpMRC RACE+ dev")
     a("")
+    st = card.extra["evidence"]
+    a(f"The model's evidence (`inference.evidence_choice`, idf-recall-options) weighs, besides the similarity of each "
+      f"sentence to the stem and the alternatives (β {st['beta']:g}, the reader's probabilities weighting the "
+      f"alternatives, IDF, short sentences taking a neighbour), the reader's own attention: how much the predicted "
+      f"alternative's tokens attend to the sentence in layer {', '.join(str(x) for x in st['attention_layers'])} "
+      f"({st['attention_pool']} over its tokens; {st['attention_weight']:g} of the score). It comes from the pass that "
+      "gives the probabilities (`inference.option_attention`): the evidence costs no further pass.")
+    a("")
+    cv = res.get("evidence_cv")
+    if cv:
+        h = cv["held_out"]
+        fam = cv.get("families_in_sample", {})
+        a(f"Chosen by {cv['folds']}-fold cross-validation by passage over {cv['settings_tried']} settings "
+          f"(`{run_rel}/evidence_cv.json`, from the reader's signals `evidence_signals.json.gz`): held out, pooled over "
+          f"{cv['questions']} questions, EVI_F1 {h['EVI_F1']:.1f}, ANS_F1 {h['ANS_F1']:.1f}, ALL_F1 {h['ALL_F1']:.1f}. "
+          "Best in sample by family: "
+          + "; ".join(f"{k} {v['EVI_F1']:.1f}" for k, v in fam.items())
+          + " (occlusion: the reader's drop without each of the 1-3 most similar sentences, a pass each).")
+        a("")
     evd = res["evidence"]
     if evd:
-        a("| evidence method | ALL_F1 | ANS_F1 | EVI_F1 |")
+        a("Through `mcqlens expmrc predict` and `mcqlens expmrc evaluate` (the official rules), all 561 questions:")
+        a("")
+        a("| model | ALL_F1 | ANS_F1 | EVI_F1 |")
         a("|---|---|---|---|")
-        for method, s in evd.items():
-            a(f"| {method} | {s['ALL_F1']} | {s['ANS_F1']} | {s['EVI_F1']} |")
+        for key, s in evd.items():
+            a(f"| {key} | {s['ALL_F1']} | {s['ANS_F1']} | {s['EVI_F1']} |")
         a("| seed, large PLM, most similar sent. w/ question | 36.8 | 69.0 | 48.0 |")
-        a("")
-    else:
-        a("Not yet measured with this model's answers (`mcqlens expmrc predict ../shared/data/expmrc/"
-          "expmrc-race-dev.json -o P.json` then `mcqlens expmrc evaluate ... P.json`; issue 22 asks evidence F1 "
-          "≥ 55 and ALL_F1 ≥ 36.8).")
-        a("")
-    if EVIDENCE_CV.parent != DEFAULT_RUN:
-        a("The cross-validation that chose today's settings (`inference.evidence_choice.DEFAULT_SETTINGS`: β 1, "
-          "the short-sentence rule at 10 tokens, reader-weighted, IDF, a quarter of the score from the reader's drop "
-          "without each of the 8 most similar sentences) ran with this reader's answers (CUDA) and sentence effects "
-          "on 2026-11-27 and reported, held out over 5 folds by passage, EVI_F1 55.2, ANS_F1 68.6, ALL_F1 41.4; its "
-          "record was lost with the machine it ran on, so these figures stand without a file behind them. Rebuilding "
-          "it needs the reader's effect for about ten sentences of each of the 561 questions: about four hours on a "
-          "2-core CPU without VNNI, minutes on a GPU (`python -m models.evidence_cv --effects E.json -o "
-          f"{(DEFAULT_RUN / 'evidence_cv.json').relative_to(ROOT)}`; this page then shows it).")
-        a("")
-    cv = read_json(EVIDENCE_CV)
-    if cv:
-        from models.evidence_cv import markdown
-
-        whose = ("this model's answers and sentence effects" if EVIDENCE_CV.parent == DEFAULT_RUN
-                 else "the earlier MiniLM default's answers")
-        which = "The last" if EVIDENCE_CV.parent == DEFAULT_RUN else "The earlier, recorded"
-        a(f"{which} cross-validation of the evidence settings (`{EVIDENCE_CV.relative_to(ROOT)}`, with {whose}):")
-        a("")
-        a(markdown(cv))
         a("")
     a("## Speed of the shipped model")
     a("")
