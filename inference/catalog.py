@@ -27,8 +27,9 @@ class Entry:
     default: bool
 
 
-def shipped_models(root: Path = MODELS) -> list[Entry]:
+def shipped_models(root: Path | None = None) -> list[Entry]:
     """The shipped model directories, the default first; a folder whose card cannot be read is left out."""
+    root = Path(root) if root is not None else MODELS
     out = []
     for d in sorted(p for p in root.iterdir() if (p / "card.json").is_file()) if root.is_dir() else []:
         try:
@@ -50,4 +51,4 @@ def locate_model(given: str | Path | None = None, remembered: str | Path | None 
         return Path(env)
     if remembered and (Path(remembered) / "card.json").is_file():
         return Path(remembered)
-    return DEFAULT
+    return MODELS / "default"

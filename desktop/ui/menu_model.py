@@ -30,6 +30,7 @@ class ModelMenu:
     def _build_model_menu(self) -> None:
         menu = self.menuBar().addMenu("Mo&del")
         self.model_menu = menu
+        self.choose_model_by_name_action = self._action(menu, "Choose the &model…", lambda: self.choose_model())
         self.choose_model_action = self._action(menu, "Choose the model &directory…", lambda: self.choose_model_dir())
         self.score_all_action = self._action(menu, "&Score all items…", lambda: self.score_all())
         self.score_shown_action = self._action(menu, "Score the items &shown (filtered)…",
@@ -56,6 +57,33 @@ class ModelMenu:
         from desktop.ui.model_scoring import default_model_dir
 
         return self.remembered_model_dir() or str(default_model_dir())
+
+    def choose_model(self, name: str | None = None) -> bool:
+        """Use one of the shipped models, chosen by name (asked for, with their sizes, when not given);
+        the last entry goes on to Choose the model directory…"""
+        from inference.catalog import shipped_models
+
+        models = shipped_models()
+        other = "Another model directory…"
+        labels = [f"{m.name} — {m.max_length} tokens ({m.directory.name})" for m in models] + [other]
+        if name is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            current = next((i for i, m in enumerate(models)
+                            if Path(self.model_dir()).resolve() == m.directory.resolve()), 0)
+            label, ok = QInputDialog.getItem(self, "Choose the model", "The model the panel, Score all… and Why? use:",
+                                             labels, current, False)
+            if not ok:
+                return False
+            if label == other:
+                return self.choose_model_dir()
+            name = models[labels.index(label)].name
+        chosen = next((m for m in models if name in (m.name, m.id, m.directory.name)), None)
+        if chosen is None:
+            self._error(f"No shipped model is called {name!r}; the shipped models: "
+                        + ", ".join(m.name for m in models) + ".")
+            return False
+        return self.choose_model_dir(str(chosen.directory))
 
     def choose_model_dir(self, path: str | None = None) -> bool:
         """Use the model in `path` (asked for when not given) from now on, and remember it."""

@@ -50,6 +50,18 @@ def default_model_dir() -> Path:
     return here if here.is_dir() or not Path("models/default").is_dir() else Path("models/default")
 
 
+def say_which_model(directory: str | Path) -> None:
+    """One line on stderr naming the model the window uses (`mcqlens gui` says it, as `mcqlens score` does)."""
+    import json
+    import sys
+
+    try:
+        card = json.loads((Path(directory) / "card.json").read_text(encoding="utf-8"))
+        print(f"model {card.get('id')} ({card.get('name')}): {directory}", file=sys.stderr)
+    except (OSError, ValueError):
+        print(f"model: {directory} (no readable card.json there)", file=sys.stderr)
+
+
 def load(directory: str | Path):
     """The model for the panel; ModelError (with the reason in words) when there is none."""
     from inference import load_model
