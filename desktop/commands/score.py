@@ -183,7 +183,7 @@ def run(args) -> int:
                   f"{run.to_score} to score in {', '.join(formats)}", file=sys.stderr)
 
         # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
-        with Progress(0, "scores", quiet=args.no_progress, label="scoring") as progress:
+        with Progress(0, "scores", quiet=args.no_progress, label="scoring", eta=True) as progress:
             run = score_store(store, model, formats, source=args.source, rescore=args.rescore,
                               progress=progress, on_start=start)
         if run.to_score:

@@ -243,9 +243,15 @@ def sections() -> list[Section]:
                        "is worth a look: the passage may contradict what general knowledge suggests (the "
                        "text says something surprising), or the item may be confusing — an ambiguous stem "
                        "or overlapping alternatives.</p>"
-                       "<p>The shipped model (MPNet, trained on RACE) answers about two RACE test questions "
-                       "in three with the passage and about one in two without it: read its numbers as a "
-                       "hint, not a verdict. It never trained on EMBRACE or ExpMRC items.</p>"))
+                       "<p>The panel's title names the model behind the numbers. The shipped default, the "
+                       "<b>MPNet one-sequence reader (fast)</b>, reads the passage, the question and all the "
+                       "alternatives in one pass of at most 384 tokens; <b>Model › Choose the model…</b> offers "
+                       "its <b>accurate</b> reading of the same files at 512 tokens (more of a long passage, "
+                       "slower). Both answer about two RACE test questions in three with the passage and about "
+                       "one in two without it: read their numbers as a hint, not a verdict. They never trained "
+                       "on EMBRACE or ExpMRC items. The model's evidence weighs, besides the words a sentence "
+                       "shares with the question and alternatives, where the model itself looked: how much the "
+                       "chosen alternative attends to the sentence.</p>"))
     return out
 
 
