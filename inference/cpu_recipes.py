@@ -21,6 +21,7 @@ MCQLENS_CPU_RECIPE forces one.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -71,15 +72,99 @@ def is_stored(model) -> bool:
 
 def derive(stored, recipe: str):
     """The graph (ModelProto) that `recipe` runs, from a stored graph (weights loaded)."""
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown CPU recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
+    stored = merge_qkv(stored)
     if recipe == "fp32":
         from inference.dequantize import dequantize_model
 
         return dequantize_model(stored)
     if recipe == "int8":
         return dynamic_int8(stored)
-    if recipe == "int8x2":
-        return dynamic_int8(stored, two_pass=("_matmul",))
-    raise ValueError(f"unknown CPU recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
+    return dynamic_int8(stored, two_pass=("_matmul",))
+
+
+def merge_qkv(stored):
+    """Each layer's query, key and value projections as one product (their int8 columns and float16
+    rows side by side, each column keeping its scale: exact), split after: a third of the kernels and
+    one wider GEMM.  The split's outputs keep the three products' names (the attention reads them)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from inference.cpu_graph import _set_meta
+    from inference.int8_weights import ROWS_META, rows_of
+
+    model = onnx.ModelProto.FromString(stored.SerializeToString())
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    by_name = {n.name: n for n in g.node}
+    rows = rows_of(model)
+    arr = lambda name: numpy_helper.to_array(inits[name])  # noqa: E731
+    drop_nodes, drop_inits, new_nodes, new_inits = set(), set(), [], []
+    layer = 0
+    while f"l{layer}_q_matmul" in by_name:
+        names = [f"l{layer}_{w}_matmul" for w in "qkv"]
+        mms = [by_name[n] for n in names]
+        weights = [m.input[1] for m in mms]
+        x = mms[0].input[0]
+        if any(m.input[0] != x for m in mms) or any(w + "_q" not in inits for w in weights) or \
+                len({tuple(rows.get(w, [])) for w in weights}) != 1:
+            layer += 1
+            continue
+        outs = [f"l{layer}_{w}_matmul_out" for w in "qkv"]
+        base = f"l{layer}_qkv_weight"
+        new_inits += [numpy_helper.from_array(np.concatenate([arr(w + "_q") for w in weights], 1), base + "_q"),
+                      numpy_helper.from_array(np.concatenate([arr(w + "_scale") for w in weights]), base + "_scale"),
+                      numpy_helper.from_array(np.concatenate([arr(w + "_zp") for w in weights]), base + "_zp"),
+                      numpy_helper.from_array(np.array([arr(w + "_scale").shape[0] for w in weights], np.int64),
+                                              base + "_split")]
+        new_nodes.append(helper.make_node("DequantizeLinear", [base + "_q", base + "_scale", base + "_zp"], [base],
+                                          name=base + "_dequantize", axis=1))
+        p = f"l{layer}_qkv_matmul"
+        idx = rows.get(weights[0], [])
+        if idx:
+            new_inits += [numpy_helper.from_array(arr(weights[0] + "_rows_idx"), base + "_rows_idx"),
+                          numpy_helper.from_array(np.concatenate([arr(w + "_rows") for w in weights], 1), base + "_rows")]
+            new_nodes += [helper.make_node("MatMul", [x, base], [p + "_out_main"], name=p),
+                          helper.make_node("Gather", [x, base + "_rows_idx"], [p + "_out_rows_x"], name=p + "_rows_gather",
+                                           axis=-1),
+                          helper.make_node("Cast", [base + "_rows"], [base + "_rows_f"], name=p + "_rows_cast",
+                                           to=onnx.TensorProto.FLOAT),
+                          helper.make_node("MatMul", [p + "_out_rows_x", base + "_rows_f"], [p + "_out_rows_y"],
+                                           name=p + "_rows_matmul"),
+                          helper.make_node("Add", [p + "_out_main", p + "_out_rows_y"], [p + "_out"],
+                                           name=p + "_rows_add")]
+            rows[base] = idx
+        else:
+            new_nodes.append(helper.make_node("MatMul", [x, base], [p + "_out"], name=p))
+        new_nodes.append(helper.make_node("Split", [p + "_out", base + "_split"], outs, name=p + "_split", axis=-1))
+        for w, n in zip(weights, names):
+            drop_nodes.update({n, w + "_dequantize", n + "_rows_gather", n + "_rows_cast", n + "_rows_matmul",
+                               n + "_rows_add"})
+            drop_inits.update({w + s for s in ("_q", "_scale", "_zp", "_rows_idx", "_rows")})
+            rows.pop(w, None)
+        layer += 1
+    if not new_nodes:
+        return model
+    kept = [n for n in g.node if n.name not in drop_nodes]
+    first = next((i for i, n in enumerate(kept) if n.op_type != "DequantizeLinear"), 0)
+    # the new weights' DequantizeLinear beside the others; the products where the attention needs them
+    out_nodes = kept[:first] + [n for n in new_nodes if n.op_type == "DequantizeLinear"] + kept[first:]
+    ordered = []
+    pending = {n.output[0] for n in new_nodes if n.op_type != "DequantizeLinear"}
+    for n in out_nodes:
+        if n.op_type == "MultiHeadAttention":
+            layer_nodes = [m for m in new_nodes if m.op_type != "DequantizeLinear" and m.name.startswith(n.name[:-3])]
+            ordered += [m for m in layer_nodes if m.output[0] in pending]
+            pending -= {m.output[0] for m in layer_nodes}
+        ordered.append(n)
+    del g.node[:]
+    g.node.extend(ordered)
+    kept_inits = [t for t in g.initializer if t.name not in drop_inits]
+    del g.initializer[:]
+    g.initializer.extend(kept_inits + new_inits)
+    _set_meta(model, ROWS_META, json.dumps(rows))
+    return model
 
 
 def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, two_pass: tuple[str, ...] = ()):
@@ -99,6 +184,7 @@ def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, 
     dq = {n.output[0]: n for n in g.node if n.op_type == "DequantizeLinear" and n.input[0] in inits}
     nodes, new_inits, drop_inits = [], [], set()
     masks: dict[tuple, str] = {}
+    quantized: dict[tuple, str] = {}
     for n in g.node:
         if n.op_type == "DequantizeLinear" and n.output[0] in dq:
             axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
@@ -144,25 +230,35 @@ def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, 
                 masks[key] = name
             x = masks[key]
         second = any(k in n.name for k in two_pass)
+        # one quantization of an activation for every MatMul that reads it (q, k and v read the same)
+        a = f"{x}_q8"
+        if (x, second) not in quantized:
+            quantized[(x, second)] = a
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [a + "_xq", a + "_xs", a + "_xzp"],
+                                          name=a + "_quant"))
+            if second:  # what the first pass rounded away, quantized again (its scale 1/254 of the first's)
+                if "two_254" not in {t.name for t in new_inits}:
+                    new_inits += [numpy_helper.from_array(np.array(254.0, np.float32), "two_254"),
+                                  numpy_helper.from_array(np.array(128, np.uint8), "two_zp")]
+                nodes += [
+                    helper.make_node("DequantizeLinear", [a + "_xq", a + "_xs", a + "_xzp"], [a + "_xhat"],
+                                     name=a + "_xhat"),
+                    helper.make_node("Sub", [x, a + "_xhat"], [a + "_r"], name=a + "_r"),
+                    helper.make_node("Div", [a + "_xs", "two_254"], [a + "_rs"], name=a + "_rs"),
+                    helper.make_node("QuantizeLinear", [a + "_r", a + "_rs", "two_zp"], [a + "_rq"], name=a + "_rq"),
+                ]
+        a = quantized[(x, second)]
         nodes += [
-            helper.make_node("DynamicQuantizeLinear", [x], [p + "_xq", p + "_xs", p + "_xzp"], name=p + "_quant"),
-            helper.make_node("MatMulInteger", [p + "_xq", w_q, p + "_xzp", w_zp], [p + "_y32"], name=p + "_mmi"),
+            helper.make_node("MatMulInteger", [a + "_xq", w_q, a + "_xzp", w_zp], [p + "_y32"], name=p + "_mmi"),
             helper.make_node("Cast", [p + "_y32"], [p + "_yf"], name=p + "_cast", to=TensorProto.FLOAT),
-            helper.make_node("Mul", [p + "_xs", w_scale], [p + "_ys"], name=p + "_scales"),
+            helper.make_node("Mul", [a + "_xs", w_scale], [p + "_ys"], name=p + "_scales"),
             helper.make_node("Mul", [p + "_yf", p + "_ys"], [p + "_y1" if second else out], name=p + "_scale"),
         ]
-        if second:  # what the first pass rounded away, quantized again (its scale 1/254 of the first's)
-            if "two_254" not in {t.name for t in new_inits}:
-                new_inits += [numpy_helper.from_array(np.array(254.0, np.float32), "two_254"),
-                              numpy_helper.from_array(np.array(128, np.uint8), "two_zp")]
+        if second:
             nodes += [
-                helper.make_node("DequantizeLinear", [p + "_xq", p + "_xs", p + "_xzp"], [p + "_xhat"], name=p + "_xhat"),
-                helper.make_node("Sub", [x, p + "_xhat"], [p + "_r"], name=p + "_r"),
-                helper.make_node("Div", [p + "_xs", "two_254"], [p + "_rs"], name=p + "_rs"),
-                helper.make_node("QuantizeLinear", [p + "_r", p + "_rs", "two_zp"], [p + "_rq"], name=p + "_rq"),
-                helper.make_node("MatMulInteger", [p + "_rq", w_q, "two_zp", w_zp], [p + "_r32"], name=p + "_rmmi"),
+                helper.make_node("MatMulInteger", [a + "_rq", w_q, "two_zp", w_zp], [p + "_r32"], name=p + "_rmmi"),
                 helper.make_node("Cast", [p + "_r32"], [p + "_rf"], name=p + "_rcast", to=TensorProto.FLOAT),
-                helper.make_node("Mul", [p + "_rs", w_scale], [p + "_rys"], name=p + "_rscales"),
+                helper.make_node("Mul", [a + "_rs", w_scale], [p + "_rys"], name=p + "_rscales"),
                 helper.make_node("Mul", [p + "_rf", p + "_rys"], [p + "_y2"], name=p + "_rscale"),
                 helper.make_node("Add", [p + "_y1", p + "_y2"], [out], name=p + "_two"),
             ]
