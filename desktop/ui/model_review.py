@@ -36,7 +36,6 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         self.window = window
         self.backend = window.backend
         self.model_dir = Path(model_dir) if model_dir else ms.default_model_dir()
-        ms.say_which_model(self.model_dir)
         self.model = None
         self.model_error: str | None = None
         self.view: ms.ModelView | None = None
