@@ -20,6 +20,11 @@ MAX_FILE_MB, MAX_TOTAL_MB = 95, 180
 SEED_STANDARD, SEED_SHORTCUT = 85.0, 57.3  # the seed's ELECTRA-large on RACE++ (its Table 2)
 
 
+def _f1(v) -> str:
+    """An F1 of the official ExpMRC scorer (already in %) at one decimal, as every other figure here."""
+    return "–" if v is None else f"{float(v):.1f}"
+
+
 def _pct(x: float, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f}"
 
@@ -168,7 +173,7 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
           f"{_pct(r['dev']['standard'])} / {_pct(r['dev']['shortcut'])} | "
           f"{_pct(r['ece_after']['standard'])} / {_pct(r['ece_after']['shortcut'])} | "
           f"{n2.get('n', '–')} ({_pct(n2['accuracy']) if n2.get('accuracy') is not None else '–'}%) | "
-          f"{ex.get('EVI_F1', '–')} / {ex.get('ALL_F1', '–')} | {both} | {short} |")
+          f"{_f1(ex.get('EVI_F1'))} / {_f1(ex.get('ALL_F1'))} | {both} | {short} |")
     a("")
     lat_rec = next((r["latency"] for r in rows if r.get("latency")), None)
     if lat_rec:
