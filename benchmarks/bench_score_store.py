@@ -83,8 +83,8 @@ def main(argv=None) -> int:
     by_format: dict[str, set] = {}
     with_evidence = 0
     for r in rows:
-        by_format.setdefault(r.get("format", ""), set()).add(r.get("item") or r.get("question") or r.get("id"))
-        if r.get("format") == "standard" and (r.get("evidence_start") or r.get("evidence") or "").strip():
+        by_format.setdefault(r["format"], set()).add(r["item_id"])
+        if r["format"] == "standard" and r["evidence"].strip():
             with_evidence += 1
     minutes = seconds / 60
     print(f"mcqlens score, {QUESTIONS} questions, both formats with evidence: {minutes:.1f} min "

@@ -59,6 +59,7 @@ def test_choose_the_model_by_name_uses_and_remembers_it(qtbot, tmp_path, shipped
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: window.model_review.model is not None, timeout=30000)
     assert "tiny one-sequence test model" in capsys.readouterr().err  # the window says which model
     assert window.choose_model("tiny reader, accurate")
     assert Path(window.model_dir()) == shipped / "accurate"

@@ -97,10 +97,6 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
             raise McqLensError(f"no item {item!r} in {db}")
         if tab and not window.show_tab(tab):
             raise McqLensError(f"no tab {tab!r}; one of: {', '.join(window.tab_names())}")
-        review = getattr(window, "model_review", None)
-        if review is not None:  # after the arguments are checked: a wrong one gets its one error line
-            from desktop.ui.model_scoring import say_which_model
-            say_which_model(review.model_dir)
         if screenshot:
             window.resize(*size)
             window.show()

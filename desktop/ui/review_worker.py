@@ -45,6 +45,9 @@ class WorkerWiring:
     def _model_ready(self, model) -> None:
         self.model = model
         self.model_error = None
+        # once the model is there (not when the window is built: a wrong --item or --tab is refused
+        # first, with its one error line), and again after Model > Choose the model…
+        ms.say_which_model(model.directory)
         runner = model.runner
         device = "GPU" if getattr(runner, "on_gpu", False) else "CPU"
         self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
