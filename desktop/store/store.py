@@ -11,8 +11,8 @@ from __future__ import annotations
 import getpass
 import os
 
-from . import own_files
-from .connection import Connection
+from . import opening, own_files
+from .connection import Connection, close_quietly
 from .corpus_reads import CorpusReadMethods
 from .edits import EditMethods
 from .history import HistoryMethods
@@ -41,27 +41,41 @@ class Store(ImportMethods, ReadMethods, CorpusReadMethods, EditMethods, UndoMeth
 
     def __init__(self, connection: Connection, annotator: str | None = None):
         self._c = connection
-        self.migrated_from = self._c.migrate()
+        try:
+            self.migrated_from = self._c.migrate()
+        except BaseException:
+            close_quietly(connection.conn)
+            raise
         self.annotator = annotator or default_annotator()
+        # why nothing can be saved, in words (None: writable); the door says more when it chose reading
+        self.read_only_reason: str | None = "opened for reading" if connection.read_only else None
 
     # ------------------------------------------------------------ opening
 
     @classmethod
     def open(cls, path: str | os.PathLike, annotator: str | None = None, create: bool = True,
-             read_only: bool = False) -> "Store":
+             read_only: bool = False, allow_network: bool | None = None,
+             mount_table: str | None = None) -> "Store":
         """Open (creating on first use unless `create=False`) the database at `path`;
         upgrades an older schema after writing `<path>.bak-v<N>` next to it.
 
         `read_only=True` (every command that only reads): the file is opened with SQLite's
         `mode=ro` and never created, migrated or switched to WAL; an older schema is read
         through an upgraded copy in memory.  A file that is not an MCQ Lens database is
-        refused (StoreError) before anything is written to it, in either mode."""
-        return cls(Connection(os.fspath(path), read_only=read_only, create=create), annotator)
+        refused (`NotOurs`) before anything is written to it, in either mode; one on a network
+        file system is not written (`NetworkFilesystem`) unless `allow_network` (None: the
+        environment's `MCQLENS_ALLOW_NETWORK_DB`).  This is `desktop.store.door.open_database`
+        in its modes "write" and "read"; the window opens through the door."""
+        path = os.fspath(path)
+        if not path:
+            return cls.memory(annotator)
+        return cls(opening.open_file(path, read_only=read_only, create=create,
+                                     allow_network=allow_network, mount_table=mount_table), annotator)
 
     @classmethod
     def memory(cls, annotator: str | None = None) -> "Store":
         """A private in-memory database (tests, previews)."""
-        return cls(Connection(None), annotator)
+        return cls(Connection.memory(), annotator)
 
     @property
     def path(self) -> str:

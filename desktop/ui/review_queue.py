@@ -86,14 +86,16 @@ class QueueWiring:
     def _worker_options(self) -> dict:
         """How the model's thread reaches the database: a connection of its own for a file, the
         window's (shared under its lock) for a database in memory."""
-        from desktop.store import Store
+        from desktop.store import open_database
         backend = self.backend
         path, shared = backend.path, backend.store
         read_only = bool(getattr(backend, "read_only", False))
+        allow_network = getattr(backend, "allow_network", None)
 
         def opener():
             if path not in (None, "", ":memory:") and os.path.exists(path):
-                store = Store.open(path, annotator=shared.annotator, create=False, read_only=read_only)
+                store = open_database(path, "read" if read_only else "write", shared.annotator, create=False,
+                                      allow_network=allow_network)
                 return store, True
             return shared, False
         return {"store_opener": opener, "writable": not read_only}
