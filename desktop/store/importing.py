@@ -56,7 +56,7 @@ class ImportMethods:
                 total.already_imported = all(r_ for r_ in total._already) and bool(units)
                 total.sha256 = units[0][1] if len(units) == 1 else None
                 if total.changed:
-                    total.history_id = self._history(
+                    total.history_id = self.audit.record(
                         conn, annotator, None, "import", None,
                         {"file": name, "sha256": total.sha256, "files": len(units), "passages": total.passages,
                          "questions": total.questions, "spans": total.spans, "predictions": total.predictions},
