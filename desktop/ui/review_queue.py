@@ -86,17 +86,13 @@ class QueueWiring:
     def _worker_options(self) -> dict:
         """How the model's thread reaches the database: a connection of its own for a file, the
         window's (shared under its lock) for a database in memory."""
-        from desktop.store import open_database
         backend = self.backend
         path, shared = backend.path, backend.store
         read_only = bool(getattr(backend, "read_only", False))
-        allow_network = getattr(backend, "allow_network", None)
 
         def opener():
             if path not in (None, "", ":memory:") and os.path.exists(path):
-                store = open_database(path, "read" if read_only else "write", shared.annotator, create=False,
-                                      allow_network=allow_network)
-                return store, True
+                return backend.open_again(), True  # through the door the window came through
             return shared, False
         return {"store_opener": opener, "writable": not read_only}
 
