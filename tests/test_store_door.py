@@ -5,6 +5,7 @@ read-only unless the user insists.  Real databases, real SQLite: nothing of sqli
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -170,3 +171,25 @@ def test_the_window_falls_back_by_the_errors_type_not_its_words(db, tmp_path):
     shutil.copyfile(db, tmp_path / "plain.db")
     with open_database(tmp_path / "plain.db", "write-or-read") as s:
         assert not s.read_only and s.read_only_reason is None
+
+
+# ---------------------------------------------------------------- the way in, and no words read
+
+def test_gui_passes_allow_network_db_to_the_window(monkeypatch, tmp_path):
+    import desktop.ui.app as app
+    from desktop.cli import main
+
+    seen = []
+    monkeypatch.setattr(app, "run", lambda db, **kw: seen.append(kw.get("allow_network")) or 0)
+    assert main(["gui", "--db", str(tmp_path / "a.db"), "--allow-network-db"]) == 0
+    assert main(["gui", "--db", str(tmp_path / "a.db")]) == 0
+    assert seen == [True, None]  # None: MCQLENS_ALLOW_NETWORK_DB decides
+
+
+def test_nothing_outside_the_store_tells_store_errors_apart_by_their_words():
+    words = re.compile(r"""in str\(\w+\)|str\(\w+\)\.(startswith|endswith|lower|find)\(|["'](read-only|disk full|"""
+                       r"""locked by another program|not an MCQ Lens)[^"']*["'] in """)
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "desktop").rglob("*.py"))
+             if "store" not in path.relative_to(ROOT / "desktop").parts[:1]
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if words.search(line)]
+    assert found == []
