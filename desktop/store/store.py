@@ -5,9 +5,9 @@ module named after what it does, sharing the store's one connection: `reads` (re
 datasets, questions, items, status), `corpus` (corpus_reads.py: the report tables, stats),
 `edits` (edits.py: apply), `undoing` (undo.py: undo, redo), `audit` (history.py: the audit
 trail, which the writing parts add to through `audit.record`), `model_outputs`
-(model_outputs.py: predictions, give-away words).  Their public methods are the store's
-own (`store.undo()` is `store.undoing.undo()`, see `parts.forward`).  Importing
-(importing.py) is still mixed in.
+(model_outputs.py: predictions, give-away words), `importer` (importing.py: import_datasets,
+import_files).  Their public methods are the store's own (`store.undo()` is
+`store.undoing.undo()`, see `parts.forward`).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .connection import Connection, close_quietly
 from .corpus_reads import CorpusReads
 from .edits import Edits
 from .history import History
-from .importing import ImportMethods
+from .importing import Importer
 from .model_outputs import ModelOutputs
 from .parts import forward
 from .reading import Reads
@@ -35,7 +35,7 @@ def default_annotator() -> str:
         return "annotator"
 
 
-class Store(ImportMethods):
+class Store:
     """All reads and writes of annotations.db.
 
     Every write is one transaction; every edit (`apply`) writes its history row in
@@ -44,6 +44,9 @@ class Store(ImportMethods):
     """
 
     # the parts' methods, called on the store as before (callers say `store.undo()`)
+    import_datasets = forward(Importer, "import_datasets", "importer")
+    import_files = forward(Importer, "import_files", "importer")
+
     load_datasets = forward(Reads, "load_datasets", "reads")
     question = forward(Reads, "question", "reads")
     questions = forward(Reads, "questions", "reads")
@@ -104,6 +107,7 @@ class Store(ImportMethods):
         self.edits = Edits(connection, self.audit, who)
         self.undoing = Undo(connection, self.audit, who)
         self.model_outputs = ModelOutputs(connection, self.audit, who)
+        self.importer = Importer(connection, self.audit)
         # why nothing can be saved, in words (None: writable); the door says more when it chose reading
         self.read_only_reason: str | None = "opened for reading" if connection.read_only else None
 
