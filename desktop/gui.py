@@ -21,6 +21,9 @@ def register(sub) -> None:
     p.add_argument("--model", metavar="DIR", help="model directory for the model panel (default: models/default/)")
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH (default: %(default)s)")
     p.add_argument("--tab", help="show this tab of the side panel (difficulty, problems, comments, …)")
+    p.add_argument("--allow-network-db", action="store_true",
+                   help="write the database even on a network file system (NFS, SMB, sshfs), where it is "
+                        "otherwise opened read-only; also MCQLENS_ALLOW_NETWORK_DB=1")
     p.set_defaults(func=run)
 
 
@@ -36,4 +39,5 @@ def run(args) -> int:
     # Qt is imported only here, so the rest of the command line never loads it.
     from desktop.ui.app import run as run_gui
     return run_gui(args.db, item=args.item, screenshot=args.screenshot, annotator=args.annotator, size=(w, h),
-                   tab=args.tab)
+                   tab=args.tab,
+                   allow_network=True if getattr(args, "allow_network_db", False) else None)

@@ -1,7 +1,7 @@
 """The Store's whole-corpus reads: the report tables, the rated items, time on item, counts.
 
 The queries themselves are `bulk.py` (one per table, pandas frames); `stats` is what
-`mcqlens stats` prints.
+`mcqlens stats` prints.  A part of `Store` (`store.corpus`).
 """
 from __future__ import annotations
 
@@ -10,10 +10,15 @@ from collections import defaultdict
 from desktop.domain.model import Question
 
 from . import bulk
+from .connection import Connection
+from .reading import Reads
 
 
-class CorpusReadMethods:
-    """Whole-corpus tables and counts (mixed into `Store`)."""
+class CorpusReads:
+    """Whole-corpus tables and counts; questions are built by the store's `Reads`."""
+
+    def __init__(self, connection: Connection, reads: Reads):
+        self._c, self._reads = connection, reads
 
     def bulk_items(self, source: str | None = None):
         """Every question as one pandas row (see `desktop.store.bulk.items`), in file order."""
@@ -41,7 +46,7 @@ class CorpusReadMethods:
         annotations), in file order: what the agreement report measures, read without
         building the items nobody annotated twice."""
         sub, params = bulk.rated_items_sql(source)
-        questions = self._questions(f"q.id IN ({sub})", params, None)
+        questions = self._reads.questions_where(f"q.id IN ({sub})", params, None)
         texts = dict(self._c.query(f"SELECT id, text FROM passages WHERE id IN (SELECT passage_id FROM questions "
                                    f"WHERE id IN ({sub}))", params))
         return [(q, texts[q.passage_id]) for q in questions]
@@ -95,7 +100,7 @@ class CorpusReadMethods:
         by_role = {r[0]: r[1] for r in self._c.query("SELECT role, count(*) FROM spans GROUP BY role")}
         return {"sources": sources, "status": status, "status_by_source": dict(by_source),
                 "status_by_annotator": dict(by_annotator), "files": files,
-                "annotations": annotations, "spans_by_role": by_role, "annotators": self.annotators(),
+                "annotations": annotations, "spans_by_role": by_role, "annotators": self._reads.annotators(),
                 "history": annotations["history"], "schema_version": self._c.query(
                     "SELECT version FROM schema_version")[0][0]}
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.domain.errors import StoreError
+from desktop.domain.errors import Corrupt
 from desktop.domain.model import Prediction, Question
 
 _NAMES = {dict: "an object", list: "a list"}
 
 
 def loads(text: Any, table: str, column: str, row: Any, kind: type | None = None) -> Any:
-    """json.loads(text), or StoreError naming where the database is damaged."""
+    """json.loads(text), or Corrupt (a StoreError) naming where the database is damaged."""
     try:
         value = json.loads(text)
     except (TypeError, ValueError, RecursionError):
         shown = repr(text)[:40]
-        raise StoreError(f"damaged database: {table}.{column} of row {row} is not JSON ({shown}); "
+        raise Corrupt(f"damaged database: {table}.{column} of row {row} is not JSON ({shown}); "
                          "was the file edited by another program?") from None
     if kind is not None and not isinstance(value, kind):
-        raise StoreError(f"damaged database: {table}.{column} of row {row} is not {_NAMES.get(kind, kind.__name__)}; "
+        raise Corrupt(f"damaged database: {table}.{column} of row {row} is not {_NAMES.get(kind, kind.__name__)}; "
                          "was the file edited by another program?")
     return value
 

@@ -1,5 +1,5 @@
-"""Applying `Change`s: `Store.apply` and `Store.batch` (`EditMethods`, at the end), and the
-state of one field before and after, so that undo can restore it.
+"""Applying `Change`s: `Store.apply` (the part `Edits`, at the end), and the state of one
+field before and after, so that undo can restore it.
 
 Every field has a *state* that can be read and written back:
 
@@ -12,7 +12,7 @@ Every field has a *state* that can be read and written back:
 """
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from desktop.domain import difficulty, typology, values
@@ -21,7 +21,9 @@ from desktop.domain.errors import StoreError
 from desktop.domain.model import ANSWERABILITY, BASIS, HUMAN, IMPORTED, ORIGINS, ROLES
 
 from . import conflicts, imports
+from .connection import Connection
 from .decode import loads
+from .history import History
 from .imports import dumps, now
 
 ASSESSMENT_COLUMNS = ("text_format", "multiple_texts", "unit_type")
@@ -333,17 +335,12 @@ def target_of(field: str, before: Any, after: Any) -> int | None:
     return None
 
 
-class EditMethods:
-    """`Store.batch` and `Store.apply` (mixed into `Store`)."""
+class Edits:
+    """`apply`: one change, its history row and its status move, in one transaction;
+    `annotator()` is the store's annotator of the moment."""
 
-    @contextlib.contextmanager
-    def batch(self):
-        """Several writes as one transaction (a merge, a batch edit): all of them or none.
-
-        Each `apply` inside still writes its own history row; `import_datasets` and
-        `apply` nest as savepoints."""
-        with self._c.transaction():
-            yield self
+    def __init__(self, connection: Connection, audit: History, annotator: Callable[[], str]):
+        self._c, self._audit, self._annotator = connection, audit, annotator
 
     def apply(self, change: Change, expect: Any = conflicts.NOT_GIVEN) -> int:
         """Apply one edit in one transaction with its history row; returns the history id.
@@ -353,11 +350,11 @@ class EditMethods:
         `expect`: the field's value as the editing window showed it; if another program
         changed it since, `StaleEditError` (a StoreError) is raised and nothing is written.
         """
-        who = change.annotator or self.annotator
+        who = change.annotator or self._annotator()
         with self._c.transaction() as conn:
             before, after, target = plan_change(conn, change, who)
             conflicts.check(conn, change, who, before, expect)
-            self._ensure_annotator(conn, who)
+            ensure_annotator(conn, who)
             row_id = set_state(conn, change.item, change.field, who, after, target)
             if change.field.endswith(".add"):
                 after = dict(after, id=row_id)
@@ -366,8 +363,10 @@ class EditMethods:
             conn.execute("UPDATE questions SET row_version = row_version + 1 WHERE id=?", (change.item,))
             # a fresh edit ends what this annotator could still redo
             conn.execute("UPDATE history SET undone=2 WHERE annotator=? AND kind='change' AND undone=1", (who,))
-            return self._history(conn, who, change.item, change.field, before, after)
+            return self._audit.record(conn, who, change.item, change.field, before, after)
 
-    def _ensure_annotator(self, conn, name: str) -> None:
-        conn.execute("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'human', ?)",
-                     (name, imports.now()))
+
+def ensure_annotator(conn, name: str) -> None:
+    """The annotator's row (a human), added the first time they edit."""
+    conn.execute("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'human', ?)",
+                 (name, imports.now()))

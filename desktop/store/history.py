@@ -1,8 +1,8 @@
 """The Store's history: the audit trail every write adds to, and reading it back.
 
 Each edit, undo, redo, import and batch of model output writes one row in the same
-transaction as the write (`_history`); `history(since=...)` is what a second window
-polls, `row_version` what it compares.
+transaction as the write (`History.record`); `history(since=...)` is what a second window
+polls, `row_version` what it compares.  A part of `Store` (`store.audit`).
 """
 from __future__ import annotations
 
@@ -11,12 +11,17 @@ from typing import Any
 from desktop.domain.errors import StoreError
 
 from . import imports
+from .connection import Connection
 from .decode import loads
 from .rows import HistoryRow
 
 
-class HistoryMethods:
-    """The audit trail (mixed into `Store`)."""
+class History:
+    """The audit trail: read by anyone (`history`, `row_version`, `last_history_id`), added to by
+    the other parts inside their own transaction (`record`, `row`)."""
+
+    def __init__(self, connection: Connection):
+        self._c = connection
 
     def history(self, item_id: str | None = None, since: int | None = None) -> list[HistoryRow]:
         """The audit trail, oldest first: all of it, one item's, or the rows after id `since`
@@ -40,14 +45,16 @@ class HistoryMethods:
     def last_history_id(self) -> int:
         return self._c.query("SELECT coalesce(max(id), 0) FROM history")[0][0]
 
-    def _history(self, conn, annotator: str, item: str | None, field: str, before: Any, after: Any,
-                 kind: str = "change", ref: int | None = None) -> int:
+    def record(self, conn, annotator: str, item: str | None, field: str, before: Any, after: Any,
+               kind: str = "change", ref: int | None = None) -> int:
+        """Add one history row on `conn`, inside the caller's transaction; returns its id."""
         cur = conn.execute(
             "INSERT INTO history (annotator, ts, item, field, before, after, kind, ref) VALUES (?,?,?,?,?,?,?,?)",
             (annotator, imports.now(), item, field, imports.dumps(before), imports.dumps(after), kind, ref))
         return cur.lastrowid
 
-    def _history_row(self, conn, hid: int) -> HistoryRow:
+    def row(self, conn, hid: int) -> HistoryRow:
+        """History row `hid` as read on `conn` (inside the caller's transaction)."""
         cur = conn.execute("SELECT * FROM history WHERE id=?", (hid,))
         names = [d[0] for d in cur.description]
         return _decode(dict(zip(names, cur.fetchone())))

@@ -3,7 +3,7 @@
 `import_files` walks the files (a folder's datasets each name their own), skips what is
 already imported (sha256), stores each dataset `IMPORT_PART` questions at a time and
 writes one history row per file.  What one dataset's rows are — checked, planned and
-written — is `imports.py`.
+written — is `imports.py`.  A part of `Store` (`store.importer`).
 """
 from __future__ import annotations
 
@@ -13,11 +13,16 @@ from collections.abc import Iterable, Iterator
 from desktop.domain.model import DEFAULT_ANNOTATOR, Dataset, Passage
 
 from . import imports
+from .connection import Connection
+from .history import History
 from .rows import ImportResult
 
 
-class ImportMethods:
-    """`Store.import_datasets` and `Store.import_files` (mixed into `Store`)."""
+class Importer:
+    """`import_datasets` and `import_files`; each file's history row goes through `audit.record`."""
+
+    def __init__(self, connection: Connection, audit: History):
+        self._c, self._audit = connection, audit
 
     def import_datasets(self, datasets: Iterable[Dataset], annotator: str = DEFAULT_ANNOTATOR,
                         file: str | os.PathLike | None = None) -> ImportResult:
@@ -49,14 +54,14 @@ class ImportMethods:
                 datasets = list(datasets)
                 name = str(file) if file is not None else None
                 total = ImportResult(file=name)
-                units = _units(file, datasets, self.path)
+                units = _units(file, datasets, self._c.path)
                 for unit_file, unit_sha, unit in units:
                     r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache, tally)
                     total.add(r)
                 total.already_imported = all(r_ for r_ in total._already) and bool(units)
                 total.sha256 = units[0][1] if len(units) == 1 else None
                 if total.changed:
-                    total.history_id = self._history(
+                    total.history_id = self._audit.record(
                         conn, annotator, None, "import", None,
                         {"file": name, "sha256": total.sha256, "files": len(units), "passages": total.passages,
                          "questions": total.questions, "spans": total.spans, "predictions": total.predictions},

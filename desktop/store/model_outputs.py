@@ -2,17 +2,20 @@
 
 Derived data: a newer output for the same item, model and format (or variant) replaces
 the older, and one history row of kind "predictions" says how many were stored.
+A part of `Store` (`store.model_outputs`).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from desktop.domain.errors import StoreError
 from desktop.domain.model import Prediction
 
 from . import imports
+from .connection import Connection
 from .decode import loads, prediction_row
+from .history import History
 
 
 def _refuse_unknown(conn, what: str, item_ids: set) -> None:
@@ -26,8 +29,11 @@ def _refuse_unknown(conn, what: str, item_ids: set) -> None:
         raise StoreError(f"{what} for unknown item(s): {', '.join(unknown[:5])}")
 
 
-class ModelOutputMethods:
-    """Predictions and explanations (mixed into `Store`)."""
+class ModelOutputs:
+    """Predictions and explanations; `annotator()` (the store's of the moment) signs their history rows."""
+
+    def __init__(self, connection: Connection, audit: History, annotator: Callable[[], str]):
+        self._c, self._audit, self._annotator = connection, audit, annotator
 
     def add_predictions(self, rows: Iterable[tuple[str, Prediction]] | Iterable[dict]) -> int:
         """Store model outputs: (item_id, Prediction) pairs or dicts with item, model_id,
@@ -55,7 +61,7 @@ class ModelOutputMethods:
                 "probabilities=excluded.probabilities, evidence=excluded.evidence, extra=excluded.extra, "
                 "created_at=excluded.created_at", values)
             models = sorted({v[1] for v in values})
-            self._history(conn, self.annotator, None, "predictions", None, {"models": models, "rows": len(values)},
+            self._audit.record(conn, self._annotator(), None, "predictions", None, {"models": models, "rows": len(values)},
                           kind="predictions")
         return len(values)
 
@@ -113,7 +119,7 @@ class ModelOutputMethods:
                 "INSERT INTO explanations (question_id, model_id, method, fingerprint, result, created_at) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT (question_id, model_id, method) DO UPDATE SET "
                 "fingerprint=excluded.fingerprint, result=excluded.result, created_at=excluded.created_at", values)
-            self._history(conn, self.annotator, None, "explanations", None,
+            self._audit.record(conn, self._annotator(), None, "explanations", None,
                           {"models": sorted({v[1] for v in values}), "rows": len(values)}, kind="predictions")
         return len(values)
 

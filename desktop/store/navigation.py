@@ -27,86 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .item_rows import GOLD, item_rows
+from .item_search import search_rowids
 from .rows import ItemRow
 
-GOLD = "gold"  # the adjudicated layer (desktop.domain.agreement.GOLD; the store imports no domain logic here)
 _INF = 1e308
 SPARSE = 3000  # a query letting at most this many items through is planned from its filter
-
-_ROWS_SQL = (
-    "SELECT q.rowid, q.id, q.passage_id, q.source, q.idx, q.stem, coalesce(me.status, 'untouched'), "
-    "(SELECT count(*) FROM spans s WHERE s.question_id = q.id AND s.role = 'evidence'), "
-    "(SELECT count(*) FROM spans s WHERE s.question_id = q.id AND s.role = 'basis'), "
-    "(SELECT count(*) FROM problems pr WHERE pr.question_id = q.id), "
-    "EXISTS (SELECT 1 FROM assessments a WHERE a.question_id = q.id), "
-    "(SELECT label FROM answerability an WHERE an.question_id = q.id ORDER BY an.ts DESC LIMIT 1), "
-    "coalesce(g.status, 'untouched'), "
-    "(SELECT count(*) FROM item_status d WHERE d.question_id = q.id AND d.status = 'done' AND d.annotator != ?) "
-    "FROM questions q "
-    "LEFT JOIN item_status me ON me.question_id = q.id AND me.annotator = ? "
-    "LEFT JOIN item_status g ON g.question_id = q.id AND g.annotator = ? ")
-
-
-def item_rows(conn, annotator: str, where: list[str], params: list, order: bool = True) -> list[ItemRow]:
-    """ItemRows of the questions passing `where` (over q and me), in import order."""
-    sql = _ROWS_SQL + ("WHERE " + " AND ".join(where) if where else "")
-    if order:
-        sql += " ORDER BY q.dataset_id, q.position"
-    return [_item_row(r) for r in conn.query(sql, [GOLD, annotator, GOLD, *params])]
-
-
-def _item_row(r) -> ItemRow:
-    return ItemRow(item_id=r[1], passage_id=r[2], source=r[3], index=r[4], stem=r[5], status=r[6],
-                   n_evidence=r[7], n_bases=r[8], n_problems=r[9], has_assessment=bool(r[10]),
-                   answerability=r[11], gold_status=r[12], n_done=r[13], rowid=r[0])
-
-
-# ---------------------------------------------------------------- search
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def fts_phrase(text: str) -> str | None:
-    """The FTS5 query for `text`: its words as one phrase, the last word as a prefix
-    ("volunteer" finds "volunteers"); None when it has no word."""
-    words = _WORD.findall(text)
-    if not words:
-        return None
-    return '"' + " ".join(words) + '" *'
-
-
-def search_rowids(text: str) -> tuple[str, list]:
-    """A SELECT of the rowids of the questions `text` finds: the item id is `text`, or its
-    stem, alternatives or passage contain it.
-
-    FTS5 finds the candidates by their words (the text's words in a row, each from the start
-    of a word, the last one possibly unfinished); `instr` on the lower-cased text keeps
-    those that contain `text` exactly (punctuation included).  Three indexed parts joined by
-    UNION: one pass over every question with OR between them would read the whole bank."""
-    needle = text.strip()
-    low = needle.lower()
-    in_json = json.dumps(low, ensure_ascii=False)[1:-1]  # alternatives are stored as JSON
-    phrase = fts_phrase(needle)
-    if phrase is None:  # punctuation only: no word for the index, a scan of the texts
-        return ("SELECT q.rowid FROM questions q WHERE q.id = ? OR instr(lower(q.stem), ?) "
-                "OR instr(lower(q.alternatives), ?) "
-                "OR q.passage_id IN (SELECT id FROM passages WHERE instr(lower(text), ?))",
-                [needle, low, in_json, low])
-    sql = ("SELECT rowid FROM questions WHERE id = ? "
-           "UNION SELECT q.rowid FROM questions q WHERE q.rowid IN "
-           "(SELECT rowid FROM questions_fts WHERE questions_fts MATCH ?) "
-           "AND (instr(lower(q.stem), ?) OR instr(lower(q.alternatives), ?)) "
-           "UNION SELECT q.rowid FROM questions q WHERE q.passage_id IN (SELECT p2.id FROM passages p2 "
-           "WHERE p2.rowid IN (SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?) "
-           "AND instr(lower(p2.text), ?))")
-    return sql, [needle, phrase, low, in_json, phrase, low]
-
-
-def search_where(text: str) -> tuple[str, list]:
-    """SQL over q: the questions `text` finds (see `search_rowids`)."""
-    sql, params = search_rowids(text)
-    return f"q.rowid IN ({sql})", params
-
 
 # ---------------------------------------------------------------- the navigator's query
 

@@ -3,7 +3,7 @@ inode through `os.stat`, which opens nothing.
 
 Only SQLite may open them while this process holds a connection: closing any other
 descriptor of the file drops every POSIX lock the process holds on it, SQLite's included
-(see `connection._probe`).  So a file the user picks to import or merge, or a folder
+(see `opening.probe`).  So a file the user picks to import or merge, or a folder
 fingerprinted for "already imported", is first compared with them here, without reading it.
 """
 from __future__ import annotations

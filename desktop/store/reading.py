@@ -1,23 +1,31 @@
 """The Store's reads of items: datasets, questions, passages, the navigator's rows, status.
 
-One query per table for any number of questions (`_questions`); what the window reads
-on each move is `item_view.py`, the navigator's paged reads `navigation.py`.
+One query per table for any number of questions (`questions_where`); what the window reads
+on each move is `item_view.py`, the navigator's paged reads `navigation.py`.  A part of
+`Store` (`store.reads`).
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from desktop.domain.errors import StoreError
 from desktop.domain.model import Assessment, Dataset, Passage, ProblemTag, Question, Span
 
 from . import imports
+from .connection import Connection
 from .decode import loads, prediction_row, question_row
+from .item_rows import item_rows
+from .item_search import search_where
 from .rows import ItemRow
 
 
-class ReadMethods:
-    """Reading datasets, questions and items (mixed into `Store`)."""
+class Reads:
+    """Reading datasets, questions and items; `annotator()` is the store's annotator of the moment
+    (whose status, note and own view are read when no annotator is named)."""
+
+    def __init__(self, connection: Connection, annotator: Callable[[], str]):
+        self._c, self._annotator = connection, annotator
 
     def load_datasets(self, source: str | None = None, annotator: str | None = None,
                       file: str | None = None) -> list[Dataset]:
@@ -45,7 +53,7 @@ class ReadMethods:
                                                     split=r["split"], level=r["level"],
                                                     extra=loads(r["extra"], "dataset_passages", "extra",
                                                                 r["passage_id"], dict))
-            for q in self._questions("q.dataset_id = ?", [ds["id"]], annotator):
+            for q in self.questions_where("q.dataset_id = ?", [ds["id"]], annotator):
                 passages[q.passage_id].questions.append(q)
             dataset.passages = list(passages.values())
             out.append(dataset)
@@ -53,7 +61,7 @@ class ReadMethods:
 
     def question(self, item_id: str, annotator: str | None = None) -> Question:
         """One question with all its annotations (`annotator`: imported ones and that annotator's only)."""
-        found = self._questions("q.id = ?", [item_id], annotator)
+        found = self.questions_where("q.id = ?", [item_id], annotator)
         if not found:
             raise StoreError(f"unknown item {item_id!r}")
         return found[0]
@@ -81,8 +89,7 @@ class ReadMethods:
         text containing it (SQLite FTS5 narrows, an exact substring test decides).
         `item_ids`: only these items.
         """
-        from . import navigation
-        who = annotator or self.annotator
+        who = annotator or self._annotator()
         where, params = [], []
         if source:
             where.append("q.source = ?"); params.append(source)
@@ -94,9 +101,9 @@ class ReadMethods:
             ids = list(item_ids)
             where.append(f"q.id IN (SELECT value FROM json_each(?))"); params.append(imports.dumps(ids))
         if search:
-            sql, more = navigation.search_where(search)
+            sql, more = search_where(search)
             where.append(sql); params += more
-        return navigation.item_rows(self._c, who, where, params)
+        return item_rows(self._c, who, where, params)
 
     def search(self, text: str) -> list[str]:
         """Item ids whose id, stem, alternatives or passage contain `text`."""
@@ -105,7 +112,7 @@ class ReadMethods:
     def status(self, item_id: str, annotator: str | None = None) -> str:
         """`annotator`'s own progress on the item: "untouched", "in progress" or "done"."""
         rows = self._c.query("SELECT status FROM item_status WHERE question_id=? AND annotator=?",
-                             (item_id, annotator or self.annotator))
+                             (item_id, annotator or self._annotator()))
         return rows[0][0] if rows else "untouched"
 
     def statuses(self, item_id: str) -> dict[str, str]:
@@ -125,7 +132,7 @@ class ReadMethods:
         ids = list(item_ids)
         if not ids:
             return []
-        return self._questions("q.id IN (SELECT value FROM json_each(?))", [imports.dumps(ids)], annotator)
+        return self.questions_where("q.id IN (SELECT value FROM json_each(?))", [imports.dumps(ids)], annotator)
 
     def navigation(self, defaults: dict | None = None):
         """The navigator's paged queries on this connection (`desktop.store.navigation.Navigation`)."""
@@ -135,19 +142,21 @@ class ReadMethods:
     def note(self, item_id: str, annotator: str | None = None) -> str | None:
         """The free-text problems note (`field="note"`) of `annotator` (default: the store's)."""
         rows = self._c.query("SELECT text FROM notes WHERE question_id=? AND annotator=?",
-                             (item_id, annotator or self.annotator))
+                             (item_id, annotator or self._annotator()))
         return rows[0][0] if rows else None
 
     def own_view(self, item_id: str, annotator: str | None = None):
         """`annotator`'s status, note, own comments and answerability on the item, and its row
         version, in one query (`desktop.store.item_view`: what the window reads on each move)."""
         from .item_view import own_view
-        return own_view(self._c, item_id, annotator or self.annotator)
+        return own_view(self._c, item_id, annotator or self._annotator())
 
     def annotators(self) -> list[str]:
         return [r[0] for r in self._c.query("SELECT name FROM annotators ORDER BY name")]
 
-    def _questions(self, where: str, params: list, annotator: str | None) -> list[Question]:
+    def questions_where(self, where: str, params: list, annotator: str | None) -> list[Question]:
+        """The questions matching the SQL condition `where` (over `questions q`), in import order,
+        with their annotations (`annotator`: the imported ones and that annotator's; None: all)."""
         rows = self._c.query(f"SELECT * FROM questions q WHERE {where} ORDER BY q.dataset_id, q.position", params)
         if not rows:
             return []

@@ -1,7 +1,7 @@
 """Is this SQLite file an MCQ Lens database, and of which schema?  Read-only questions only.
 
 A database MCQ Lens creates carries `PRAGMA application_id = APPLICATION_ID` ("MCQL")
-from its first byte on (see `connection.create`).  Databases made before the marker
+from its first byte on (see `opening.create_database`).  Databases made before the marker
 existed (the v1 fixture `tests/data/schema_v1/annotations_v1.db`, every v2 file) have
 application_id 0 and are recognised by their tables and a `schema_version` table
 holding one integer.  Anything else (another program's database, an empty file, an
@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from desktop.domain.errors import StoreError
+from desktop.domain.errors import NotOurs
 
 APPLICATION_ID = 0x4D43514C  # "MCQL"
 # tables every schema since v1 has; the marker-less recognition needs all of them
 CORE_TABLES = frozenset({"schema_version", "datasets", "passages", "questions", "history", "annotators"})
-
-
-class NotOurs(StoreError):
-    """The file is not an MCQ Lens database: nothing was read from it or written to it."""
 
 
 def identify(conn: sqlite3.Connection, path: str) -> int:

@@ -1,25 +1,30 @@
 """`Store`: the annotation database (SQLite through sqlite-utils) as the rest of the product sees it.
 
-`Store` opens and closes the database (here); its other methods come from modules named
-after what they do: `importing` (import_datasets, import_files), `reading` (datasets,
-questions, items, status), `corpus_reads` (the report tables, stats), `edits` (apply,
-batch), `undo` (undo, redo), `history` (the audit trail), `model_outputs` (predictions,
-give-away words).
+`Store` opens and closes the database (here) and is made of parts, each an object in a
+module named after what it does, sharing the store's one connection: `reads` (reading.py:
+datasets, questions, items, status), `corpus` (corpus_reads.py: the report tables, stats),
+`edits` (edits.py: apply), `undoing` (undo.py: undo, redo), `audit` (history.py: the audit
+trail, which the writing parts add to through `audit.record`), `model_outputs`
+(model_outputs.py: predictions, give-away words), `importer` (importing.py: import_datasets,
+import_files).  Their public methods are the store's own (`store.undo()` is
+`store.undoing.undo()`, see `parts.forward`).
 """
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 
-from . import own_files
-from .connection import Connection
-from .corpus_reads import CorpusReadMethods
-from .edits import EditMethods
-from .history import HistoryMethods
-from .importing import ImportMethods
-from .model_outputs import ModelOutputMethods
-from .reading import ReadMethods
-from .undo import UndoMethods
+from . import opening, own_files
+from .connection import Connection, close_quietly
+from .corpus_reads import CorpusReads
+from .edits import Edits
+from .history import History
+from .importing import Importer
+from .model_outputs import ModelOutputs
+from .parts import forward
+from .reading import Reads
+from .undo import Undo
 
 
 def default_annotator() -> str:
@@ -30,8 +35,7 @@ def default_annotator() -> str:
         return "annotator"
 
 
-class Store(ImportMethods, ReadMethods, CorpusReadMethods, EditMethods, UndoMethods, HistoryMethods,
-            ModelOutputMethods):
+class Store:
     """All reads and writes of annotations.db.
 
     Every write is one transaction; every edit (`apply`) writes its history row in
@@ -39,29 +43,113 @@ class Store(ImportMethods, ReadMethods, CorpusReadMethods, EditMethods, UndoMeth
     (calls are serialised by a lock).
     """
 
+    # the parts' methods, called on the store as before (callers say `store.undo()`)
+    import_datasets = forward(Importer, "import_datasets", "importer")
+    import_files = forward(Importer, "import_files", "importer")
+
+    load_datasets = forward(Reads, "load_datasets", "reads")
+    question = forward(Reads, "question", "reads")
+    questions = forward(Reads, "questions", "reads")
+    passage = forward(Reads, "passage", "reads")
+    items = forward(Reads, "items", "reads")
+    search = forward(Reads, "search", "reads")
+    status = forward(Reads, "status", "reads")
+    statuses = forward(Reads, "statuses", "reads")
+    furthest_status = forward(Reads, "furthest_status", "reads")
+    navigation = forward(Reads, "navigation", "reads")
+    note = forward(Reads, "note", "reads")
+    own_view = forward(Reads, "own_view", "reads")
+    annotators = forward(Reads, "annotators", "reads")
+
+    bulk_items = forward(CorpusReads, "bulk_items", "corpus")
+    bulk_passage_texts = forward(CorpusReads, "bulk_passage_texts", "corpus")
+    bulk_lint = forward(CorpusReads, "bulk_lint", "corpus")
+    bulk_assessments = forward(CorpusReads, "bulk_assessments", "corpus")
+    bulk_problems = forward(CorpusReads, "bulk_problems", "corpus")
+    bulk_spans = forward(CorpusReads, "bulk_spans", "corpus")
+    rated_questions = forward(CorpusReads, "rated_questions", "corpus")
+    time_on_item = forward(CorpusReads, "time_on_item", "corpus")
+    stats = forward(CorpusReads, "stats", "corpus")
+
+    apply = forward(Edits, "apply", "edits")
+
+    undo = forward(Undo, "undo", "undoing")
+    redo = forward(Undo, "redo", "undoing")
+    can_undo = forward(Undo, "can_undo", "undoing")
+    can_redo = forward(Undo, "can_redo", "undoing")
+
+    history = forward(History, "history", "audit")
+    row_version = forward(History, "row_version", "audit")
+    last_history_id = forward(History, "last_history_id", "audit")
+
+    add_predictions = forward(ModelOutputs, "add_predictions", "model_outputs")
+    scoring_plan = forward(ModelOutputs, "scoring_plan", "model_outputs")
+    scored_rowids = forward(ModelOutputs, "scored_rowids", "model_outputs")
+    predicted_items = forward(ModelOutputs, "predicted_items", "model_outputs")
+    predictions = forward(ModelOutputs, "predictions", "model_outputs")
+    add_explanations = forward(ModelOutputs, "add_explanations", "model_outputs")
+    explanation = forward(ModelOutputs, "explanation", "model_outputs")
+    explanations = forward(ModelOutputs, "explanations", "model_outputs")
+    shortcut_predictions = forward(ModelOutputs, "shortcut_predictions", "model_outputs")
+
     def __init__(self, connection: Connection, annotator: str | None = None):
         self._c = connection
-        self.migrated_from = self._c.migrate()
+        try:
+            self.migrated_from = self._c.migrate()
+        except BaseException:
+            close_quietly(connection.conn)
+            raise
         self.annotator = annotator or default_annotator()
+        who = self._who
+        self.audit = History(connection)
+        self.reads = Reads(connection, who)
+        self.corpus = CorpusReads(connection, self.reads)
+        self.edits = Edits(connection, self.audit, who)
+        self.undoing = Undo(connection, self.audit, who)
+        self.model_outputs = ModelOutputs(connection, self.audit, who)
+        self.importer = Importer(connection, self.audit)
+        # why nothing can be saved, in words (None: writable); the door says more when it chose reading
+        self.read_only_reason: str | None = "opened for reading" if connection.read_only else None
 
     # ------------------------------------------------------------ opening
 
     @classmethod
     def open(cls, path: str | os.PathLike, annotator: str | None = None, create: bool = True,
-             read_only: bool = False) -> "Store":
+             read_only: bool = False, allow_network: bool | None = None,
+             mount_table: str | None = None) -> "Store":
         """Open (creating on first use unless `create=False`) the database at `path`;
         upgrades an older schema after writing `<path>.bak-v<N>` next to it.
 
         `read_only=True` (every command that only reads): the file is opened with SQLite's
         `mode=ro` and never created, migrated or switched to WAL; an older schema is read
         through an upgraded copy in memory.  A file that is not an MCQ Lens database is
-        refused (StoreError) before anything is written to it, in either mode."""
-        return cls(Connection(os.fspath(path), read_only=read_only, create=create), annotator)
+        refused (`NotOurs`) before anything is written to it, in either mode; one on a network
+        file system is not written (`NetworkFilesystem`) unless `allow_network` (None: the
+        environment's `MCQLENS_ALLOW_NETWORK_DB`).  This is `desktop.store.door.open_database`
+        in its modes "write" and "read"; the window opens through the door."""
+        path = os.fspath(path)
+        if not path:
+            return cls.memory(annotator)
+        return cls(opening.open_file(path, read_only=read_only, create=create,
+                                     allow_network=allow_network, mount_table=mount_table), annotator)
 
     @classmethod
     def memory(cls, annotator: str | None = None) -> "Store":
         """A private in-memory database (tests, previews)."""
-        return cls(Connection(None), annotator)
+        return cls(Connection.memory(), annotator)
+
+    def _who(self) -> str:
+        """The annotator of the moment (callers may set `store.annotator`): the parts ask here."""
+        return self.annotator
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Several writes as one transaction (a merge, a batch edit): all of them or none.
+
+        Each `apply` inside still writes its own history row; `import_datasets` and
+        `apply` nest as savepoints."""
+        with self._c.transaction():
+            yield self
 
     @property
     def path(self) -> str:

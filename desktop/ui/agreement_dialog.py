@@ -45,10 +45,10 @@ def _fmt(value: float | None, percent: bool) -> str:
 def compute_in_worker(db_path: str, progress) -> dict:
     """In the worker thread: the report through a connection of this thread's own."""
     from desktop.commands.agreement import agreement_report
-    from desktop.store import Store
+    from desktop.store import open_database
 
     progress("Comparing the annotators' layers…")
-    with Store.open(db_path, create=False) as store:
+    with open_database(db_path, "read", create=False) as store:
         return agreement_report(store)
 
 

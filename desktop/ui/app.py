@@ -60,8 +60,9 @@ def use_palette(app: QApplication, name: str) -> None:
 
 
 def run(db: str, item: str | None = None, screenshot: str | None = None, annotator: str | None = None,
-        size: tuple[int, int] = (1600, 1000), tab: str | None = None) -> int:
-    """Open the window on `db`; with `screenshot`, render the window to that PNG and exit."""
+        size: tuple[int, int] = (1600, 1000), tab: str | None = None, allow_network: bool | None = None) -> int:
+    """Open the window on `db`; with `screenshot`, render the window to that PNG and exit.
+    `allow_network`: write a database on a network file system (None: MCQLENS_ALLOW_NETWORK_DB)."""
     from desktop.store import default_annotator
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
@@ -78,7 +79,8 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     # a screenshot changes nothing: the database is opened read-only (no predictions, no history)
     # created when items are first stored in it: a window opened to open or create another
     # database leaves no annotations.db behind in the folder it was started in
-    backend = Backend.open(db, annotator=name, read_only=screenshot is not None, create_later=True)
+    backend = Backend.open(db, annotator=name, read_only=screenshot is not None, create_later=True,
+                           allow_network=allow_network)
     if screenshot is None:
         from desktop.ui.menu_file import remember_database
         remember_database(s, db)  # File → Open recent lists it

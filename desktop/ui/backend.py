@@ -56,41 +56,51 @@ class ItemState:
 class Backend:
     """The store as the window uses it; holds the annotator's name and a passage-text cache."""
 
-    def __init__(self, store, read_only_reason: str | None = None, create_at: str | None = None):
+    def __init__(self, store, read_only_reason: str | None = None, create_at: str | None = None,
+                 allow_network: bool | None = None):
         self.store = store
         self._texts: dict[str, str] = {}
         # why the window only reads (None: it writes); every edit is then refused by the store
-        self.read_only_reason = read_only_reason or ("opened for reading" if store.read_only else None)
+        self.read_only_reason = read_only_reason or getattr(store, "read_only_reason", None) \
+            or ("opened for reading" if store.read_only else None)
         self._nav = None
         # a database not created yet: the window shows an empty one, and the file is made
         # when something is first stored (`create_now`), not when the window merely opens
         self.create_at = create_at
+        # the user insisted on writing a database on a network file system (`mcqlens gui
+        # --allow-network-db`): the databases opened from this window, and its workers, may too
+        self.allow_network = allow_network
 
     @classmethod
     def open(cls, path: str, annotator: str | None = None, read_only: bool = False,
-             create_later: bool = False) -> "Backend":
-        """The store for the window.  A database that cannot be written (read-only folder or
-        mount, full disk) is opened for reading instead, with the reason in
-        `read_only_reason`.  `read_only=True` (a screenshot) never writes, and a missing
-        database is shown as an empty one in memory rather than created.  `create_later`
-        (`mcqlens gui`): a missing database is created when the first items are stored in it,
-        so a window opened only to open or create another one leaves no file behind."""
+             create_later: bool = False, create: bool = True, allow_network: bool | None = None) -> "Backend":
+        """The store for the window, through the one door (`desktop.store.door.open_database`,
+        mode "write-or-read").  A database that cannot be written (read-only folder or
+        mount, full disk, a network file system not insisted on) is opened for reading
+        instead, with the reason in `read_only_reason`.  `read_only=True` (a screenshot)
+        never writes, and a missing database is shown as an empty one in memory rather than
+        created.  `create_later` (`mcqlens gui`): a missing database is created when the
+        first items are stored in it, so a window opened only to open or create another one
+        leaves no file behind.  `create=False` (File → Open): a missing file is an error."""
         import os
 
-        from desktop.domain.errors import StoreError
-        from desktop.store import Store
+        from desktop.store import Store, open_database
         if read_only:
             if not os.path.exists(path):
                 return cls(Store.memory(annotator), "nothing is written")
-            return cls(Store.open(path, annotator=annotator, read_only=True))
+            return cls(open_database(path, "read", annotator))
         if create_later and not os.path.lexists(path):
-            return cls(Store.memory(annotator), create_at=os.path.abspath(path))
-        try:
-            return cls(Store.open(path, annotator=annotator))
-        except StoreError as exc:
-            if not str(exc).startswith(("read-only:", "disk full:")) or not os.path.isfile(path):
-                raise
-            return cls(Store.open(path, annotator=annotator, read_only=True), str(exc))
+            return cls(Store.memory(annotator), create_at=os.path.abspath(path), allow_network=allow_network)
+        return cls(open_database(path, "write-or-read", annotator, create=create, allow_network=allow_network),
+                   allow_network=allow_network)
+
+    def open_again(self, read: bool = False):
+        """Another store on this window's database file, for a worker thread (a connection of
+        its own), opened through the same door the same way: for reading when this window only
+        reads or `read` (a task that only reads); never created."""
+        from desktop.store import open_database
+        mode = "read" if read or self.read_only else "write"
+        return open_database(self.path, mode, self.annotator, create=False, allow_network=self.allow_network)
 
     @property
     def read_only(self) -> bool:
@@ -109,8 +119,8 @@ class Backend:
         first write); True when it was created now."""
         if self.create_at is None:
             return False
-        from desktop.store import Store
-        store = Store.open(self.create_at, annotator=self.store.annotator)
+        from desktop.store import open_database
+        store = open_database(self.create_at, "write", self.store.annotator, allow_network=self.allow_network)
         self.store.close()
         self.store, self.create_at, self._nav = store, None, None
         self._texts.clear()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.domain.errors import McqLensError
+from desktop.domain.errors import Locked, McqLensError
 from desktop.store.conflicts import StaleEditError
 from desktop.ui import colors
 from desktop.ui.other_windows import describe, when
@@ -34,7 +34,7 @@ class Editing:
             self._refused_stale(item, field, value, exc)
             return None
         except McqLensError as exc:
-            if "locked by another program" in str(exc):
+            if isinstance(exc, Locked):
                 self._refused_locked(item, field, value, exc)
             elif not self._already_gone(item, field, value):
                 self._error(f"Not saved: {exc}")

@@ -110,10 +110,10 @@ class FileMenu:
         path = os.path.abspath(path)
         if path == self.database_where():
             return self
-        from desktop.store import Store
         from desktop.ui.backend import Backend
-        try:
-            backend = Backend(Store.open(path, annotator=self.backend.annotator, create=create))
+        try:  # the door the first window came through: a file that cannot be written opens for reading
+            backend = Backend.open(path, annotator=self.backend.annotator, create=create,
+                                   allow_network=self.backend.allow_network)
         except McqLensError as exc:
             self._error(f"Cannot open {path}: {exc}")
             return None
@@ -122,6 +122,9 @@ class FileMenu:
         self.flush()
         window = type(self)(backend, settings=self.settings, facts=self._want_facts)
         window.owns_backend = True
+        if backend.read_only:
+            from desktop.ui.app import read_only_notice
+            read_only_notice(window, backend.read_only_reason)
         window.resize(self.size())
         window.move(self.pos())
         window.show()

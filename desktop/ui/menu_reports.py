@@ -26,19 +26,19 @@ REPORT_DIR_KEY = "last_report_dir"
 def report_in_worker(db_path: str, out: str, progress) -> dict:
     """In the worker thread: the corpus report through a connection of this thread's own."""
     from desktop.commands.report import corpus_report
-    from desktop.store import Store
+    from desktop.store import open_database
 
     progress(f"Writing the report into {out}…")
-    with Store.open(db_path, create=False) as store:
+    with open_database(db_path, "read", create=False) as store:
         return corpus_report(store, out)
 
 
 def disagreements_in_worker(db_path: str, progress) -> list[str]:
     """In the worker thread: the items with disagreements, through a connection of this thread's own."""
-    from desktop.store import Store
+    from desktop.store import open_database
     from desktop.store.adjudication import disagreeing_items
 
-    with Store.open(db_path, create=False) as store:
+    with open_database(db_path, "read", create=False) as store:
         return [d["item"] for d in disagreeing_items(store)]
 
 

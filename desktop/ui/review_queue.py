@@ -86,15 +86,13 @@ class QueueWiring:
     def _worker_options(self) -> dict:
         """How the model's thread reaches the database: a connection of its own for a file, the
         window's (shared under its lock) for a database in memory."""
-        from desktop.store import Store
         backend = self.backend
         path, shared = backend.path, backend.store
         read_only = bool(getattr(backend, "read_only", False))
 
         def opener():
             if path not in (None, "", ":memory:") and os.path.exists(path):
-                store = Store.open(path, annotator=shared.annotator, create=False, read_only=read_only)
-                return store, True
+                return backend.open_again(), True  # through the door the window came through
             return shared, False
         return {"store_opener": opener, "writable": not read_only}
 

@@ -65,12 +65,12 @@ class WorkerWiring:
         counts), with this annotator's annotations and their passages, read through a connection
         of its own when the database is a file; never the whole bank."""
         from desktop.domain.model import Dataset, Passage
-        from desktop.store import Store
-        path, shared, me = self.backend.path, self.backend.store, self.backend.annotator
+        backend = self.backend
+        path, shared, me = backend.path, backend.store, backend.annotator
 
         def read():
             own = path not in (None, "", ":memory:") and os.path.exists(path)
-            store = Store.open(path, create=False) if own else shared
+            store = backend.open_again(read=True) if own else shared
             try:
                 passages: dict[str, Passage] = {}
                 ids = store.predicted_items(with_evidence=True)
