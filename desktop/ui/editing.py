@@ -15,8 +15,10 @@ from desktop.ui.other_windows import describe, when
 
 
 class Editing:
-    def edit(self, field: str, value: Any) -> int | None:
-        """Store one change of the current item at once; returns its history id (None: refused)."""
+    def edit(self, field: str, value: Any, redraw: bool = True) -> int | None:
+        """Store one change of the current item at once; returns its history id (None: refused).
+        `redraw=False`: the item is about to be left (Done & next), so only its navigator row is
+        refreshed; drawing it again first would double the move's work."""
         if self.current is None:
             return None
         if field not in ("comment", "comments", "note"):
@@ -43,7 +45,10 @@ class Editing:
         self._saved(hid, words)
         if self.banner.item == item:  # a newer edit of the item: the old offer would undo it
             self.banner.clear()
-        self._refresh()
+        if redraw:
+            self._refresh()
+        else:
+            self.navigator.refresh_items([item])
         return hid
 
     # ---- other windows and programs on the same database ---------------------------------------

@@ -35,8 +35,11 @@ class GoMenu:
         self.passage.setFocus()
 
     def done_and_next(self) -> None:
-        if self.current is not None and self.edit("status", "done") is not None:
+        before = self.current
+        if before is not None and self.edit("status", "done", redraw=False) is not None:
             self.next_unfinished()
+            if self.current == before:  # nowhere to go: show the item as it is stored now
+                self._refresh()
 
     def go_to(self, item_id: str) -> bool:
         if self.backend.navigation().rowid(item_id) is None:
