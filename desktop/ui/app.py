@@ -60,8 +60,9 @@ def use_palette(app: QApplication, name: str) -> None:
 
 
 def run(db: str, item: str | None = None, screenshot: str | None = None, annotator: str | None = None,
-        size: tuple[int, int] = (1600, 1000), tab: str | None = None) -> int:
-    """Open the window on `db`; with `screenshot`, render the window to that PNG and exit."""
+        size: tuple[int, int] = (1600, 1000), tab: str | None = None, model: str | None = None) -> int:
+    """Open the window on `db`; with `screenshot`, render the window to that PNG and exit.
+    `model`: the model directory (`mcqlens gui --model`; `inference.catalog.locate_model` decides)."""
     from desktop.store import default_annotator
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
@@ -86,7 +87,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
         # before the window starts its threads (the model panel loads the model in one)
         if item and backend.item_row(item) is None:
             raise McqLensError(f"no item {item!r} in {db}")
-        window = MainWindow(backend, settings=s, facts=screenshot is None)
+        window = MainWindow(backend, settings=s, facts=screenshot is None, model_dir=model)
         if backend.read_only and screenshot is None:
             read_only_notice(window, backend.read_only_reason)
     except BaseException:
@@ -99,7 +100,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
             raise McqLensError(f"no tab {tab!r}; one of: {', '.join(window.tab_names())}")
         review = getattr(window, "model_review", None)
         if review is not None:  # after the arguments are checked: a wrong one gets its one error line
-            from desktop.ui.model_scoring import say_which_model
+            from desktop.app.model_scoring import say_which_model
             say_which_model(review.model_dir)
         if screenshot:
             window.resize(*size)

@@ -58,7 +58,8 @@ from desktop.ui.workers import Runner
 
 
 class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
-    def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True):
+    def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True,
+                 model_dir: str | None = None):
         super().__init__()
         # before any worker thread starts: cycles are collected on this thread only
         main_thread_gc.install()
@@ -92,7 +93,9 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self._progress: QProgressDialog | None = None
         from desktop.ui.model_review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
-        self.model_review = install_model_review(self, self.remembered_model_dir())
+        from inference.catalog import locate_model
+        # given (`mcqlens gui --model`, the window this one replaces) → remembered → shipped default
+        self.model_review = install_model_review(self, locate_model(model_dir, self.remembered_model_dir()))
         from desktop.ui.help_window import install_help_menu
         self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()

@@ -21,7 +21,6 @@ Flags (World Knowledge seed):
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -38,16 +37,6 @@ NOTA_TEXT = "None of the answers are correct."  # the None-of-the-above seed's a
 ANSWERABLE_WITHOUT_READING = "answerable_without_reading"  # desktop.domain.typology key
 FLAG_NO_READING = "answerable without reading?"
 FLAG_LOW_MI = "context barely helps"
-MODEL_ENV = "MCQLENS_MODEL"
-
-
-def default_model_dir() -> Path:
-    """$MCQLENS_MODEL (set by `mcqlens gui --model DIR`), else models/default/ of this checkout."""
-    given = os.environ.get(MODEL_ENV)
-    if given:
-        return Path(given)
-    here = Path(__file__).resolve().parents[2] / "models" / "default"
-    return here if here.is_dir() or not Path("models/default").is_dir() else Path("models/default")
 
 
 def say_which_model(directory: str | Path) -> None:
