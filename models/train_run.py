@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from models.distributed import Dist, weights_digest
-from models.encoding import batches, encode_all, encoded_for_run, load_tokenizer, prefetched
+from models.encoded_cache import encoded_for_run
+from models.encoding import batches, encode_all, load_tokenizer, prefetched
 from models.train_model import accuracy_by_format, autocast, forward, load_model, predict
 from models.train_speed import (PEAK_FLOPS, SCHEDULE_PROBE_STEPS, STEADY_AFTER, attention_flops, flops_per_token,
                                 training_record)

@@ -28,7 +28,7 @@ from desktop.domain.model import (
     Question, Span,
 )
 
-from . import _io
+from . import safe_read
 from .race import in_order
 
 _PREFIX = re.compile(r"^\(([A-Za-z])\) ?")
@@ -125,12 +125,12 @@ def passages(path: str | os.PathLike, ds: Dataset, annotator: str | None = None)
     file's JSON style go into `ds.extra`."""
     file = str(path)
     annotator = annotator or DEFAULT_ANNOTATOR
-    texts = _io.IdRegistry(file, "text")
-    questions = _io.IdRegistry(file, "question")
+    texts = safe_read.IdRegistry(file, "text")
+    questions = safe_read.IdRegistry(file, "question")
     style: dict = {}
     ds.extra["json_style"] = style  # written back the same way: an unedited export is byte-identical
     n_texts = 0
-    for n, rec in _io.iter_jsonl(path, style):
+    for n, rec in safe_read.iter_jsonl(path, style):
         passage = _passage(rec, file, n, annotator, ds.extra["warnings"])
         if not texts.add(passage.id, rec, f"line {n}"):
             continue
@@ -144,13 +144,13 @@ def passages(path: str | os.PathLike, ds: Dataset, annotator: str | None = None)
 
 def _passage(rec: dict, file: str, n: int, annotator: str, warnings: list) -> Passage:
     label = f"line {n}"
-    pid = _io.get(rec, "id", "string or number", file, label)
-    _io.check_id(pid, file, label)
+    pid = safe_read.get(rec, "id", "string or number", file, label)
+    safe_read.check_id(pid, file, label)
     label = f"line {n} (id {pid})"
-    text = _io.get(rec, "text", "string", file, label)
-    test = _io.get(rec, "test", "list", file, label)
+    text = safe_read.get(rec, "text", "string", file, label)
+    test = safe_read.get(rec, "test", "list", file, label)
     flags = rec.get("flags")
-    _io.check_type(flags, "object", file, label, "flags", nullable=True)
+    safe_read.check_type(flags, "object", file, label, "flags", nullable=True)
     level, split = _level_split(rec.get("race_file"))
     passage = Passage(id=str(pid), text=text, source="embrace", level=level, split=split,
                       extra={"embrace": {k: v for k, v in rec.items() if k not in ("text", "test")},
@@ -164,13 +164,13 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
               annotator: str, warnings: list) -> Question:
     f = f"test[{j}]"
     if not isinstance(qrec, dict):
-        raise InputError(file, f"line {n}", f, f"expected an object, found {_io.type_name(qrec)}")
-    qid = _io.check_id(_io.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."), file, f"line {n}",
+        raise InputError(file, f"line {n}", f, f"expected an object, found {safe_read.type_name(qrec)}")
+    qid = safe_read.check_id(safe_read.get(qrec, "id", "string or number", file, f"line {n}", f"{f}."), file, f"line {n}",
                        f"{f}.id")
     label = f"line {n}, question {qid}"
-    mcq = _io.get(qrec, "mcq", "object", file, label, f"{f}.")
-    stem = _io.get(mcq, "stem", "string", file, label, f"{f}.mcq.")
-    choices = _io.check_alternatives(_io.get(mcq, "choices", "list", file, label, f"{f}.mcq."),
+    mcq = safe_read.get(qrec, "mcq", "object", file, label, f"{f}.")
+    stem = safe_read.get(mcq, "stem", "string", file, label, f"{f}.mcq.")
+    choices = safe_read.check_alternatives(safe_read.get(mcq, "choices", "list", file, label, f"{f}.mcq."),
                                      file, label, f"{f}.mcq.choices")
     prefixes, alternatives, by_label = [], [], {}
     for i, choice in enumerate(choices):
@@ -180,16 +180,16 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
             by_label.setdefault(m.group(1).upper(), i)
         prefixes.append(prefix)
         alternatives.append(choice[len(prefix):])
-    raw_key = _io.get(mcq, "key", "string", file, label, f"{f}.mcq.")
-    _io.key_from_letter(raw_key, len(choices), file, label, f"{f}.mcq.key")
+    raw_key = safe_read.get(mcq, "key", "string", file, label, f"{f}.mcq.")
+    safe_read.key_from_letter(raw_key, len(choices), file, label, f"{f}.mcq.key")
     key = by_label.get(raw_key.strip().upper(), LETTERS.index(raw_key.strip().upper()))
 
-    ann = _io.get(qrec, "annotations", "object", file, label, f"{f}.")
+    ann = safe_read.get(qrec, "annotations", "object", file, label, f"{f}.")
     q = Question(id=qid, passage_id=passage.id, index=j, stem=stem, alternatives=alternatives, key=key,
                  source="embrace", extra={"embrace": qrec, "choice_prefixes": prefixes})
 
     bases = ann.get("bases")
-    _io.check_type(bases, "object", file, label, f"{f}.annotations.bases", nullable=True)
+    safe_read.check_type(bases, "object", file, label, f"{f}.annotations.bases", nullable=True)
     for letter_, b in (bases or {}).items():
         field = f"{f}.annotations.bases.{letter_}"
         if b is None:
@@ -208,10 +208,10 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
 
     # checked before the difficulty: the text format is read from the problems
     for key_ in ("problems", "flags"):
-        _io.check_type(ann.get(key_) if key_ == "problems" else qrec.get(key_), "object", file, label,
+        safe_read.check_type(ann.get(key_) if key_ == "problems" else qrec.get(key_), "object", file, label,
                        f"{f}.annotations.problems" if key_ == "problems" else f"{f}.flags", nullable=True)
     raw = ann.get("difficulty")
-    _io.check_type(raw, "object", file, label, f"{f}.annotations.difficulty", nullable=True)
+    safe_read.check_type(raw, "object", file, label, f"{f}.annotations.difficulty", nullable=True)
     if raw is not None:
         try:
             values, unknown = parse_difficulty(raw)
@@ -229,9 +229,9 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
                                         text_format=fmt.get("text_format"),
                                         multiple_texts=fmt.get("multiple_texts"), unit_type=fmt.get("unit_type")))
     comments = ann.get("comments", [])
-    _io.check_type(comments, "list", file, label, f"{f}.annotations.comments")
+    safe_read.check_type(comments, "list", file, label, f"{f}.annotations.comments")
     for i, c in enumerate(comments):
-        _io.check_type(c, "string", file, label, f"{f}.annotations.comments[{i}]")
+        safe_read.check_type(c, "string", file, label, f"{f}.annotations.comments[{i}]")
     q.comments = list(comments)
     try:
         q.problems = parse_problems(text_flags, qrec)
@@ -245,12 +245,12 @@ def _question(qrec: Any, j: int, passage: Passage, text_flags: dict, file: str, 
 
 def _span(b: Any, text: str, file: str, label: str, field: str, role: str, alt: int | None,
           annotator: str, letter_: str | None) -> Span:
-    _io.check_type(b, "object", file, label, field)
+    safe_read.check_type(b, "object", file, label, field)
     for k in ("start", "end", "text"):
         if k not in b:
             raise InputError(file, label, f"{field}.{k}", "missing key")
-    start, end = _io.check_span(text, b["start"], b["end"], file, label, field)
-    _io.check_type(b["text"], "string", file, label, f"{field}.text")
+    start, end = safe_read.check_span(text, b["start"], b["end"], file, label, field)
+    safe_read.check_type(b["text"], "string", file, label, f"{field}.text")
     if text[start:end] != b["text"]:
         raise InputError(file, label, f"{field}.text",
                          f"text does not match the passage at offsets {start}..{end}: "
@@ -414,6 +414,6 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike, annotator:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
     style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
-    lines = [_io.dumps_line(passage_record(p, annotator), style) for ds in datasets for p in ds.passages]
+    lines = [safe_read.dumps_line(passage_record(p, annotator), style) for ds in datasets for p in ds.passages]
     end = "\n" if (style or {}).get("final_newline", True) else ""
-    _io.write_text_atomic(Path(path), "\n".join(lines) + end if lines else "")
+    safe_read.write_text_atomic(Path(path), "\n".join(lines) + end if lines else "")
