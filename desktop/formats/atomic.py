@@ -45,8 +45,8 @@ def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8", newl
     """Write `text` to `path` atomically (its folder is created when missing)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(p) as tmp, open(tmp, "w", encoding=encoding, newline=newline) as f:
-        f.write(text)
+    with replacing(p) as tmp:
+        tmp.write_text(text, encoding=encoding, newline=newline)
 
 
 def remove(tmp: Path) -> None:
