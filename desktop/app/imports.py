@@ -19,7 +19,6 @@ from desktop.domain.words import count
 from desktop.formats import door
 from desktop.store import Store, own_files
 
-FORMAT_CHOICES = ("auto", "race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmosqa")
 # Questions held while reading (about 1 KB each in memory); a larger file is read again when stored
 KEEP_QUESTIONS = 150_000
 

@@ -5,7 +5,7 @@ too; `predictions`: `desktop.commands.export_predictions`) and prints its summar
 """
 from __future__ import annotations
 
-from desktop.app.export import KINDS, LAYERS, ON_TOP, export
+from desktop.app.export_kinds import KINDS, LAYERS, ON_TOP
 from desktop.commands import export_predictions
 from desktop.commands.progress import Heartbeat
 
@@ -36,6 +36,9 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.kind == "predictions":
         return export_predictions.run(args)
+    # inside: the store and the writers stay out of the command line's start-up
+    from desktop.app.export import export
+
     # a line every few seconds while a large database is read and written (stderr, any stream)
     with _open(args.db) as store, Heartbeat("export") as beat:
         result = export(store, args.kind, args.output, annotator=args.annotator, everyone=args.everyone,

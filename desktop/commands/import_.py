@@ -6,7 +6,7 @@ on a terminal, a line every few seconds otherwise.
 """
 from __future__ import annotations
 
-from desktop.app.imports import FORMAT_CHOICES
+FORMAT_CHOICES = ("auto", "race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmosqa")
 
 
 def register(sub) -> None:
