@@ -55,6 +55,7 @@ from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
 from desktop.ui.status_bar import MessageBar
 from desktop.ui.workers import Runner
+from inference.catalog import locate_model  # given (gui --model, File → Open) → remembered → shipped
 
 
 class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
@@ -93,8 +94,6 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self._progress: QProgressDialog | None = None
         from desktop.ui.model_review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
-        from inference.catalog import locate_model
-        # given (`mcqlens gui --model`, the window this one replaces) → remembered → shipped default
         self.model_review = install_model_review(self, locate_model(model_dir, self.remembered_model_dir()))
         from desktop.ui.help_window import install_help_menu
         self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
