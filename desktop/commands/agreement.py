@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from desktop.commands.progress import Heartbeat
+from desktop.domain.errors import StoreError
 from desktop.domain.words import count
 
 
@@ -26,10 +28,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # inside: the store and the readers stay out of the command line's start-up
     from desktop.app import paths
     from desktop.app.agreement import agreement_report, write_agreement
-    from desktop.commands.progress import Heartbeat
-    from desktop.domain.errors import StoreError
     from desktop.store import Store
 
     if not Path(args.db).exists():

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import sys
 
+from desktop.commands.progress import Progress
+from desktop.domain.errors import InputError, ModelError, StoreError
 from desktop.domain.giveaway_kinds import FLAGGED_N
 
 
@@ -60,8 +62,6 @@ def run(args) -> int:
     import inference
     from desktop.app import paths
     from desktop.app.explain import explain_store, write_csv
-    from desktop.commands.progress import Progress
-    from desktop.domain.errors import InputError, ModelError, StoreError
     from desktop.formats import door
     from desktop.store import Store
     from inference import giveaway as G

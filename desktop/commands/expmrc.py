@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
+from desktop.commands.progress import Progress
+from desktop.domain.errors import ModelError
 from desktop.domain.words import count
 
 
@@ -55,8 +57,6 @@ def run_predict(args) -> int:
     # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     from desktop.app.expmrc import predict, write_predictions
     from desktop.app.paths import output_file
-    from desktop.commands.progress import Progress
-    from desktop.domain.errors import ModelError
     from desktop.formats import door
     from inference.catalog import locate_model
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from desktop.commands.progress import Progress, reading
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -28,8 +30,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # inside: the store and the readers stay out of the command line's start-up
     from desktop.app import merge, paths
-    from desktop.commands.progress import Progress, reading
     from desktop.formats import door
 
     door.input_file(args.other, folders=True)  # a pipe or device would block the merge forever

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from desktop.commands.progress import Heartbeat
+from desktop.domain.errors import StoreError
 from desktop.domain.words import count
 
 
@@ -25,8 +27,6 @@ def run(args) -> int:
     # inside: pandas and matplotlib stay out of the command line's start-up
     from desktop.app import paths
     from desktop.app.report import corpus_report
-    from desktop.commands.progress import Heartbeat
-    from desktop.domain.errors import StoreError
     from desktop.reports.corpus_totals import mode_text
     from desktop.store import Store
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sys
 
+from desktop.commands.progress import Progress
+from desktop.domain.errors import ModelError
 from desktop.domain.words import count
 
 
@@ -36,7 +38,6 @@ def run(args) -> int:
     # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     import inference
     from desktop.app.score import formats_for, score_store
-    from desktop.domain.errors import ModelError
     from desktop.store import Store
     from inference.catalog import locate_model
 
@@ -49,8 +50,6 @@ def run(args) -> int:
         print(f"warning: {model.fallback}", file=sys.stderr)
     print(f"model {model.id} ({model.card.name}): {model.message}", file=sys.stderr)
     formats = formats_for(args.formats, model.formats)
-
-    from desktop.commands.progress import Progress
 
     with Store.open(args.db, create=False) as store:
         def start(run):
