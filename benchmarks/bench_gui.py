@@ -165,7 +165,7 @@ def write_run(raw: dict, args) -> Path:
     """The run record (benchmarks/runs.py): docs/bench_runs/bench_gui_<UTC time>.json."""
     sys.path.insert(0, str(ROOT))
     from benchmarks.runs import Row, Run, command_line, model_fingerprint, write
-    from desktop.ui.model_scoring import default_model_dir
+    from inference.catalog import locate_model
 
     med = {k: v["median"] * 1000 for k, v in raw["window_open_s"].items()}
     extra = raw["process"]["race"]["peak_rss_mb"] - raw["process"]["small"]["peak_rss_mb"]
@@ -215,7 +215,7 @@ def write_run(raw: dict, args) -> Path:
     run.notes = ["Measured on a 2-core machine shared with other programs: see the load average; "
                  "the ratios are the comparable figures."]
     try:
-        run.model = model_fingerprint(default_model_dir())
+        run.model = model_fingerprint(locate_model())
     except OSError:
         run.model = None
     return write(run, tuple(raw["load_average_start"]), out_dir=Path(args.out_dir) if args.out_dir else None)

@@ -305,10 +305,10 @@ def write_run(raw: dict, args, load_start) -> Path:
 
 
 def main() -> int:
-    from desktop.ui.model_scoring import default_model_dir
+    from inference.catalog import locate_model
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default=str(default_model_dir()), help="model directory (default: the shipped one)")
+    ap.add_argument("--model", default=str(locate_model()), help="model directory (default: the shipped one)")
     ap.add_argument("--dwell", type=float, default=30.0, help="seconds the annotator stays on each item (default 30)")
     ap.add_argument("--items", type=int, default=30, help="items the annotator walks through (default 30)")
     ap.add_argument("--ahead", type=int, default=5, help="items the model scores ahead (the window's setting)")

@@ -5,7 +5,7 @@ Target (issue 7): the shortcut probabilities of the scratch copy update within 3
 Two figures per model, on real EMBRACE green items (one edit per item: the key replaced by
 "None of the answers are correct.", then a distractor with a word appended):
 
-* `function`: `desktop.ui.model_scoring.whatif_shortcut` alone (tokenize + ONNX Runtime);
+* `function`: `desktop.app.model_scoring.whatif_shortcut` alone (tokenize + ONNX Runtime);
 * `window`: in the real window, offscreen, from the edit in the what-if box to the
   scratch bars holding the new probabilities (worker thread + queued signal + repaint).
 
@@ -41,7 +41,7 @@ def pct(xs, q):
 
 
 def edits(questions):
-    from desktop.ui.model_scoring import NOTA_TEXT
+    from desktop.app.model_scoring import NOTA_TEXT
     out = []
     for q in questions:
         key = q.key if q.key is not None else 0
@@ -56,7 +56,7 @@ def edits(questions):
 
 
 def bench_function(model, cases) -> list[float]:
-    from desktop.ui.model_scoring import whatif_shortcut
+    from desktop.app.model_scoring import whatif_shortcut
     whatif_shortcut(model, *cases[0])  # warm-up (first run allocates)
     times = []
     for q, alts, nota in cases:
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from desktop import formats
-    from desktop.ui.model_scoring import load
+    from desktop.app.model_scoring import load
 
     datasets = formats.read(str(GREEN))
     questions = [q for d in datasets for q in d.questions()][: args.items]

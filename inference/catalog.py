@@ -51,4 +51,4 @@ def locate_model(given: str | Path | None = None, remembered: str | Path | None 
         return Path(env)
     if remembered and (Path(remembered) / "card.json").is_file():
         return Path(remembered)
-    return MODELS / "default"
+    return DEFAULT

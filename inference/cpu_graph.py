@@ -97,7 +97,8 @@ def _opset(model, domain: str = "") -> int:
     return 0
 
 
-def _set_meta(model, key: str, value: str | None) -> None:
+def set_meta(model, key: str, value: str | None) -> None:
+    """Set (or, with None, remove) one metadata entry of an ONNX model."""
     keep = [p for p in model.metadata_props if p.key != key]
     del model.metadata_props[:]
     model.metadata_props.extend(keep)
@@ -251,8 +252,8 @@ def to_cpu_layout(model) -> Conversion:
     _convert_skip_layernorm(model, conv)
     conv.unpadded = conv.unpadded or is_unpadded(model)
     if conv.changed:
-        _set_meta(model, UNPADDED, "1" if conv.unpadded else None)
-        _set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": conv.attention,
+        set_meta(model, UNPADDED, "1" if conv.unpadded else None)
+        set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": conv.attention,
                                              "skip_layernorm": conv.skip_layernorm, "kept": sorted(set(conv.kept))}))
     return conv
 
@@ -268,7 +269,7 @@ def padded(model):
     g = model.graph
     targets = [n for n in g.node if n.op_type == "MultiHeadAttention" and n.domain == MS and _mha_has_no_mask(n)]
     if not targets:
-        _set_meta(model, UNPADDED, None)
+        set_meta(model, UNPADDED, None)
         return model
     if "attention_mask" not in {i.name for i in g.input}:
         raise ValueError("the graph has no attention_mask input to build a key padding mask from")
@@ -284,7 +285,7 @@ def padded(model):
     nodes = new + list(g.node)
     del g.node[:]
     g.node.extend(nodes)
-    _set_meta(model, UNPADDED, None)
+    set_meta(model, UNPADDED, None)
     return model
 
 

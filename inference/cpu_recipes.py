@@ -91,7 +91,7 @@ def merge_qkv(stored):
     import onnx
     from onnx import helper, numpy_helper
 
-    from inference.cpu_graph import _set_meta
+    from inference.cpu_graph import set_meta
     from inference.int8_weights import ROWS_META, rows_of
 
     model = onnx.ModelProto.FromString(stored.SerializeToString())
@@ -163,7 +163,7 @@ def merge_qkv(stored):
     kept_inits = [t for t in g.initializer if t.name not in drop_inits]
     del g.initializer[:]
     g.initializer.extend(kept_inits + new_inits)
-    _set_meta(model, ROWS_META, json.dumps(rows))
+    set_meta(model, ROWS_META, json.dumps(rows))
     return model
 
 
@@ -174,7 +174,7 @@ def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, 
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from inference.cpu_graph import _set_meta
+    from inference.cpu_graph import set_meta
     from inference.int8_weights import rows_of
 
     model = onnx.ModelProto.FromString(stored.SerializeToString())
@@ -267,5 +267,5 @@ def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, 
     g.initializer.extend(kept + new_inits)
     del g.node[:]
     g.node.extend(nodes)
-    _set_meta(model, "mcqlens.cpu_recipe", "int8x2" if two_pass else "int8")
+    set_meta(model, "mcqlens.cpu_recipe", "int8x2" if two_pass else "int8")
     return model

@@ -63,7 +63,8 @@ def is_cloze(stem: str) -> bool:
     return "_" in stem
 
 
-def _tidy(text: str) -> str:
+def tidy(text: str) -> str:
+    """One space between words and none before punctuation (the one-sequence layout tidies alike)."""
     text = _SPACES.sub(" ", text).strip()
     return _SPACE_BEFORE_PUNCT.sub(r"\1", text)
 
@@ -84,7 +85,7 @@ def fill_gap(stem: str, alternative: str) -> str:
     text = _JOINER.sub(" ", stem)
     found = [m.span() for m in _GAP.finditer(text)]
     if not found:
-        return _tidy(f"{text} {alternative}")
+        return tidy(f"{text} {alternative}")
     long_gaps = [g for g in found if text[g[0]:g[1]].count("_") >= 2]
     parts = [p for p in _MULTI_SPLIT.split(alternative.strip()) if p]
     fills: dict[tuple[int, int], str] = {}
@@ -99,13 +100,13 @@ def fill_gap(stem: str, alternative: str) -> str:
         out.append(f" {fills[g]} " if g in fills else " ")
         pos = g[1]
     out.append(text[pos:])
-    return _tidy("".join(out))
+    return tidy("".join(out))
 
 
 def question_option(stem: str, alternative: str, nota: bool = False) -> str:
     """The question+option segment (Q+O) of the encoder input."""
     if is_cloze(stem):
-        return _tidy(alternative) if nota else fill_gap(stem, alternative)
+        return tidy(alternative) if nota else fill_gap(stem, alternative)
     return " ".join(f"{stem} {alternative}".split())
 
 
@@ -177,7 +178,7 @@ def tokenize_items(tokenizer, items: Sequence[Sequence[tuple[str, str | None]]],
     Applies the passage-first truncation rule.  Identical segments (the passage,
     repeated for every option) are tokenized once.
     """
-    template = _template(tokenizer)
+    template = template_of(tokenizer)
     special_pair = tokenizer.num_special_tokens_to_add(True)
     special_single = tokenizer.num_special_tokens_to_add(False)
     texts: dict[str, int] = {}
@@ -317,7 +318,8 @@ class _Template:
 _TEMPLATES: dict[int, tuple[object, _Template]] = {}
 
 
-def _template(tokenizer) -> _Template:
+def template_of(tokenizer) -> _Template:
+    """The tokenizer's pair template, worked out once per tokenizer."""
     key = id(tokenizer)
     hit = _TEMPLATES.get(key)
     if hit is None or hit[0] is not tokenizer:

@@ -52,7 +52,7 @@ def merge_rows(model):
     kept = [replace.get(t.name, t) for t in g.initializer if t.name not in gone]
     del g.initializer[:]
     g.initializer.extend(kept)
-    from inference.cpu_graph import _set_meta
+    from inference.cpu_graph import set_meta
 
-    _set_meta(model, ROWS_META, None)
+    set_meta(model, ROWS_META, None)
     return model

@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from inference.formatting import (PREFIX_CHARS_PER_TOKEN, SHORTCUT, STANDARD, _template, _tidy, check_format,
+from inference.formatting import (PREFIX_CHARS_PER_TOKEN, SHORTCUT, STANDARD, template_of, tidy, check_format,
                                   leading_ids, pad_id_of)
 
 LAYOUT = "one-sequence"
@@ -46,7 +46,7 @@ _JOINER = re.compile(r"(?<=[A-Za-z0-9’'])_(?=[A-Za-z0-9“\"])")
 
 def stem_text(stem: str) -> str:
     """The stem as the encoder reads it: word-joining underscores as spaces, gaps kept."""
-    return _tidy(_JOINER.sub(" ", stem))
+    return tidy(_JOINER.sub(" ", stem))
 
 
 @dataclass
@@ -81,7 +81,7 @@ def tokenize(tokenizer, questions: Sequence[tuple[str, str, Sequence[str]]], fmt
     check_format(fmt)
     if fmt not in FORMATS:
         raise ValueError(f"the one-sequence layout serves {', '.join(FORMATS)}, not {fmt}")
-    tpl = _template(tokenizer)
+    tpl = template_of(tokenizer)
     texts: dict[str, int] = {}
     for passage, stem, alts in questions:
         if fmt == STANDARD:

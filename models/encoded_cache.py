@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+from models.encoding import Encoded, encode_all, load_tokenizer
+
 CHUNK = 512  # records per task: a passage's questions sit together in the pack, so its text is tokenized once
 
 
 def _encode_chunk(task):
     backbone, part, formats, max_length = task
-    from models.encoding import encode_all, load_tokenizer
-
     tok = _TOKENIZERS.get(backbone) or _TOKENIZERS.setdefault(backbone, load_tokenizer(backbone))
     out = []
     for it in encode_all(tok, part, formats, max_length):
@@ -38,8 +38,6 @@ _TOKENIZERS: dict = {}
 def encode_records(backbone: str, records: list[dict], formats: list[str], max_length: int,
                    processes: int | None = None) -> list:
     """`models.encoding.Encoded` items of `records` in `formats` (format-major order, as encode_all)."""
-    from models.encoding import Encoded
-
     processes = processes or max(1, min(48, (os.cpu_count() or 2) - 2))
     # one thread per worker process: tokenizers' own thread pool in every process would
     # oversubscribe the cores (and must not run in a parent that forks)
@@ -75,8 +73,6 @@ def save(path: str | Path, items: list, meta: dict | None = None) -> Path:
 
 
 def load(path: str | Path) -> tuple[list, dict]:
-    from models.encoding import Encoded
-
     z = np.load(path)
     index = json.loads(z["index"].tobytes().decode())
     tokens, types, lengths = z["tokens"], z["types"], z["lengths"]
@@ -88,6 +84,27 @@ def load(path: str | Path) -> tuple[list, dict]:
         items.append(Encoded(rid, fmt, ids, tts, None if key < 0 else int(key)))
         s += n
     return items, index.get("meta", {})
+
+
+def encoded_for_run(args, tok, train, dev, held, formats, eval_formats):
+    """Token ids of the run's records: from `--encoded` (models.encoded_cache) when it holds
+    them, else tokenized here."""
+    if getattr(args, "encoded", "") and Path(args.encoded).is_file():
+        items, _ = load(args.encoded)
+        by_key = {(it.rid, it.fmt): it for it in items}
+
+        def pick(records, fmts):
+            out = [by_key.get((r["id"], f)) for f in fmts for r in records]
+            if any(x is None for x in out):
+                return None
+            return out
+
+        got = pick(train, formats), pick(dev, eval_formats), pick(held, eval_formats)
+        if all(g is not None for g in got):
+            return got
+        print(json.dumps({"encoded_cache": "incomplete, tokenizing here"}), flush=True)
+    return (encode_all(tok, train, formats, args.max_length), encode_all(tok, dev, eval_formats, args.max_length),
+            encode_all(tok, held, eval_formats, args.max_length))
 
 
 def main(argv=None) -> int:

@@ -3,7 +3,6 @@
 collated on a helper thread ahead of the GPU."""
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -126,26 +125,3 @@ def prefetched(items, batch_list, torch, device, ahead: int = 3):
             if n + ahead < len(batch_list):
                 futures.append(pool.submit(make, batch_list[n + ahead]))
             yield idx, tuple(x.to(device, non_blocking=True) for x in t)
-
-
-def encoded_for_run(args, tok, train, dev, held, formats, eval_formats):
-    """Token ids of the run's records: from `--encoded` (models.encoded_cache) when it holds
-    them, else tokenized here."""
-    if getattr(args, "encoded", "") and Path(args.encoded).is_file():
-        from models import encoded_cache
-
-        items, _ = encoded_cache.load(args.encoded)
-        by_key = {(it.rid, it.fmt): it for it in items}
-
-        def pick(records, fmts):
-            out = [by_key.get((r["id"], f)) for f in fmts for r in records]
-            if any(x is None for x in out):
-                return None
-            return out
-
-        got = pick(train, formats), pick(dev, eval_formats), pick(held, eval_formats)
-        if all(g is not None for g in got):
-            return got
-        print(json.dumps({"encoded_cache": "incomplete, tokenizing here"}), flush=True)
-    return (encode_all(tok, train, formats, args.max_length), encode_all(tok, dev, eval_formats, args.max_length),
-            encode_all(tok, held, eval_formats, args.max_length))

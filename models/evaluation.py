@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -28,7 +29,15 @@ SETS = ("race-test-high", "race-test-middle", "race-test", "expmrc", "embrace", 
 N_SHORTCUT_MAX = 2.0
 
 
-from models.report_data import wilson  # one 95% interval for the report and the GPU evaluation
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson 95% interval of k right of n: the one interval of the report and the GPU evaluation."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
 
 
 def set_of(row: dict) -> list[str]:
@@ -39,7 +48,8 @@ def set_of(row: dict) -> list[str]:
     return [src]
 
 
-def _arrays(rows: list[dict]):
+def logit_arrays(rows: list[dict]):
+    """The rows' logits as one array (short rows padded with -inf) and their keys."""
     width = max(len(r["logits"]) for r in rows)
     z = np.full((len(rows), width), -np.inf)
     for i, r in enumerate(rows):
@@ -59,7 +69,7 @@ def summarise(dev_rows: list[dict], eval_rows: list[dict]) -> dict:
     out: dict = {"formats": {}}
     formats = sorted({r["format"] for r in eval_rows})
     for fmt in formats:
-        dz, dk = _arrays([r for r in dev_rows if r["format"] == fmt])
+        dz, dk = logit_arrays([r for r in dev_rows if r["format"] == fmt])
         t = fit_temperature(np.where(np.isfinite(dz), dz, -1e9), dk)
         res: dict = {"temperature": t, "dev_accuracy": float((dz.argmax(1) == dk).mean()), "sets": {}}
         by_set: dict[str, list[dict]] = {}
@@ -71,14 +81,14 @@ def summarise(dev_rows: list[dict], eval_rows: list[dict]) -> dict:
             rows = by_set.get(s)
             if not rows:
                 continue
-            z, k = _arrays(rows)
+            z, k = logit_arrays(rows)
             right = int((z.argmax(1) == k).sum())
             lo, hi = wilson(right, len(rows))
             res["sets"][s] = {"n": len(rows), "accuracy": right / len(rows), "ci95": [lo, hi],
                               "ece_before": expected_calibration_error(_probs(z, 1.0), k),
                               "ece_after": expected_calibration_error(_probs(z, t), k)}
         if fmt == "shortcut" and by_set.get("race-test"):
-            z, k = _arrays(by_set["race-test"])
+            z, k = logit_arrays(by_set["race-test"])
             p = _probs(z, t)
             n_eff = 2.0 ** entropy_bits(p)
             low = n_eff < N_SHORTCUT_MAX

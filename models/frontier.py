@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.report_data import DEFAULT_RUN, ROOT, TEACHER_RUN, read_json, read_rows
+from models.run_records import DEFAULT_RUN, ROOT, TEACHER_RUN, read_json, read_rows
 
 LAYERS = {"m12": 12, "m6": 6, "m3": 3}
 EVAL = ("race-test", "expmrc", "embrace", "dream", "quail")

@@ -42,7 +42,7 @@ def store(fp32_model, channels: dict[str, np.ndarray], skip: tuple[str, ...] = (
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from inference.cpu_graph import _set_meta
+    from inference.cpu_graph import set_meta
     from inference.int8_weights import ROWS_META
 
     model = onnx.ModelProto.FromString(fp32_model.SerializeToString())
@@ -102,8 +102,8 @@ def store(fp32_model, channels: dict[str, np.ndarray], skip: tuple[str, ...] = (
     g.initializer.extend(keep + new_inits)
     del g.node[:]
     g.node.extend(pre + nodes)
-    _set_meta(model, "mcqlens.int8_recipe", RECIPE)
-    _set_meta(model, ROWS_META, json.dumps(rows_meta))
+    set_meta(model, "mcqlens.int8_recipe", RECIPE)
+    set_meta(model, ROWS_META, json.dumps(rows_meta))
     onnx.checker.check_model(model)
     return model
 

@@ -103,9 +103,9 @@ def weight_only(fp32_model):
 
 
 def _meta(model, key, value):
-    from inference.cpu_graph import _set_meta
+    from inference.cpu_graph import set_meta
 
-    _set_meta(model, key, value)
+    set_meta(model, key, value)
 
 
 def rowwise(fp32_model, skip: tuple[str, ...] = ("scorer",)):

@@ -192,11 +192,11 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],
                               producer_name="mcqlens.models.mpnet_onnx")
     model.ir_version = 8
-    from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, _set_meta
+    from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, set_meta
 
-    _set_meta(model, UNPADDED, "1")
-    _set_meta(model, "mcqlens.layout", layout)
-    _set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": layers, "skip_layernorm": 0, "kept": [],
+    set_meta(model, UNPADDED, "1")
+    set_meta(model, "mcqlens.layout", layout)
+    set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": layers, "skip_layernorm": 0, "kept": [],
                                          "built": "models.mpnet_onnx"}))
     onnx.checker.check_model(model)
     return model

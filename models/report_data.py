@@ -4,43 +4,22 @@ other records (`compute`); `wilson`, the one 95% interval of the report and the 
 evaluation."""
 from __future__ import annotations
 
-import gzip
-import json
-import math
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
-TEACHER_RUN = ROOT / "docs" / "model_runs" / "mpnet-4xh100-2026-11-27"  # the MPNet reader, default until 2026-11-27
-EARLIER_MINILM = ROOT / "docs" / "model_runs" / "default"  # the MiniLM default's run (shipped until 2026-11-27)
-EARLIER_MPNET = ROOT / "docs" / "model_runs" / "mpnet-4xh100"  # the first MPNet build, whose weights were lost
+# the report reads the evaluation's statistics; `wilson` stays importable from here for models.report
+from models.evaluation import logit_arrays, summarise, wilson  # noqa: F401
+from models.frontier import frontier
+# the run records' places, importable from here for the report's pages
+from models.run_records import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, ROOT, TEACHER_RUN,  # noqa: F401
+                                read_json, read_rows)
+
 FORMATS = ("standard", "shortcut")
 NOTATION = {"standard": "C+Q+{O}", "shortcut": "Q+{O}"}
 SETS = (("race-test", "RACE test"), ("race-test-high", "RACE test, high"), ("race-test-middle", "RACE test, middle"),
         ("expmrc", "ExpMRC RACE+ dev"), ("embrace", "EMBRACE green + yellow"))
 GROUPS = (("race-test", "RACE test"), ("expmrc+embrace", "ExpMRC RACE+ dev + EMBRACE"))
-
-
-def read_rows(path: Path) -> list[dict]:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    if n == 0:
-        return (float("nan"), float("nan"))
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
-
-
-def read_json(path: Path):
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _close(a: float, b: float, tol: float = 1e-4) -> bool:
@@ -71,12 +50,11 @@ def check_card_against_rows(card, summary: dict) -> None:
 def _items(rows: list[dict], temperature: dict[str, float]) -> dict:
     """Per question (both formats scored): N, MI and whether each format picks the key, calibrated."""
     from inference.metrics import effective_options, entropy_bits, softmax
-    from models.evaluation import _arrays
 
     by = {f: {r["id"]: r for r in rows if r["format"] == f} for f in FORMATS}
     ids = sorted(set(by["standard"]) & set(by["shortcut"]))
-    zs, keys = _arrays([by["standard"][i] for i in ids])
-    zc, _ = _arrays([by["shortcut"][i] for i in ids])
+    zs, keys = logit_arrays([by["standard"][i] for i in ids])
+    zc, _ = logit_arrays([by["shortcut"][i] for i in ids])
     ps, pc = softmax(zs, temperature["standard"]), softmax(zc, temperature["shortcut"])
     return {"n_std": effective_options(ps), "n_sc": effective_options(pc), "mi": entropy_bits(pc) - entropy_bits(ps),
             "ok_std": ps.argmax(1) == keys, "ok_sc": pc.argmax(1) == keys, "k": np.isfinite(zs).sum(1)}
@@ -86,7 +64,6 @@ def compute(model_dir: Path, run_dir: Path) -> dict:
     """Everything docs/models.md shows: the card checked against the float model's rows at the card's
     length, the per-question N and MI, the frontier of the candidates, the recipes, the evidence."""
     from inference.card import load_card
-    from models.evaluation import summarise
 
     card = load_card(model_dir)
     length = card.max_length
@@ -100,8 +77,6 @@ def compute(model_dir: Path, run_dir: Path) -> dict:
              "expmrc+embrace": _items([r for r in evaluated if r["source"] in ("expmrc", "embrace")], card.temperature)}
     files = sorted((p.name, p.stat().st_size) for p in Path(model_dir).iterdir()
                    if p.is_file() and not p.name.startswith("."))
-    from models.frontier import frontier
-
     return {"card": card, "summary": summary, "items": items, "files": files, "run": run_dir,
             "frontier": frontier(run_dir), "evidence": read_json(run_dir / "expmrc_evidence.json"),
             "evidence_cv": read_json(run_dir / "evidence_cv.json"),

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from models.distributed import Dist, weights_digest
-from models.encoding import batches, encode_all, encoded_for_run, load_tokenizer, prefetched
+from models.encoding import batches, encode_all, load_tokenizer, prefetched
 from models.train_model import accuracy_by_format, autocast, forward, load_model, predict
 from models.train_speed import (PEAK_FLOPS, SCHEDULE_PROBE_STEPS, STEADY_AFTER, attention_flops, flops_per_token,
                                 training_record)
@@ -38,6 +38,8 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
 
     tok = load_tokenizer(args.backbone)
     t0 = time.time()
+    from models.encoded_cache import encoded_for_run  # inside: numpy stays out of `mcqlens`'s start-up
+
     train_items, dev_items, held_items = encoded_for_run(args, tok, train, dev, held, formats, eval_formats)
     log = {"fold": fold, "n_train": len(train), "n_dev": len(dev), "n_held": len(held), "encode_s": round(time.time() - t0, 1)}
     if dist_.main:

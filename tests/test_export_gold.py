@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.commands import merge as m
+from desktop.app import merge as m
 from desktop.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -262,7 +262,7 @@ def test_the_corpus_report_totals_the_resolved_values(edited):
 
 
 def test_help_and_dialog_say_which_layer_is_written(edited, qtbot, capsys):
-    from desktop.commands.export import LAYERS
+    from desktop.app.export import LAYERS
 
     with pytest.raises(SystemExit):
         main(["export", "--help"])
@@ -289,7 +289,7 @@ def test_the_writer_and_the_window_resolve_through_one_function():
     """The EMBRACE writer, the CSV table and the window's item view call desktop.domain.resolve."""
     import inspect
 
-    from desktop.commands import export
+    from desktop.app import export
     from desktop.ui import backend
 
     for fn in (embrace.question_record, export.table, backend.Backend.load, backend.question_facts):

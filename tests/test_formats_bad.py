@@ -10,7 +10,7 @@ import pytest
 
 from desktop import formats
 from desktop.domain.errors import InputError
-from desktop.formats import _io
+from desktop.formats import safe_read
 
 BAD = Path(__file__).parent / "data" / "bad"
 EXPECTED = json.loads((BAD / "expected.json").read_text(encoding="utf-8"))
@@ -65,7 +65,7 @@ def test_ten_megabyte_passage_is_read_quickly(tmp_path):
 def test_file_above_size_limit_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "x.jsonl"
     path.write_text("{}\n" * 100, encoding="utf-8")
-    monkeypatch.setattr(_io, "MAX_BYTES", 100)
+    monkeypatch.setattr(safe_read, "MAX_BYTES", 100)
     with pytest.raises(InputError, match="above the 0 MB limit|limit"):
         formats.read(path, fmt="embrace")
 

@@ -14,7 +14,7 @@ import pytest
 
 import inference
 from desktop import cli, formats
-from desktop.commands import explain as explain_cmd
+from desktop.app import explain as explain_cmd
 from desktop.store import SCHEMA_VERSION, Store
 from inference import giveaway as G
 

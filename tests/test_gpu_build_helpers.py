@@ -65,7 +65,7 @@ def test_summary_reproduces_the_shipped_models_evaluation_record():
     # the seed's rule on dev: after the temperature, mean max probability = accuracy
     from inference.metrics import softmax
 
-    z, k = evaluation._arrays([r for r in dev if r["format"] == "standard"])
+    z, k = evaluation.logit_arrays([r for r in dev if r["format"] == "standard"])
     p = softmax(z, std["temperature"])
     assert p.max(1).mean() == pytest.approx((z.argmax(1) == k).mean(), abs=1e-6)
 
@@ -84,7 +84,7 @@ def test_race_test_rows_count_by_level_and_shortcut_n_below_2():
 
     from inference.metrics import entropy_bits, softmax
 
-    z, k = evaluation._arrays(rows)
+    z, k = evaluation.logit_arrays(rows)
     p = softmax(z, s["temperature"])
     low = 2 ** entropy_bits(p) < 2
     assert s["shortcut_n_below_2"]["n"] == int(low.sum())

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.commands import import_
+from desktop.app import imports as import_
 from desktop.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,8 +45,8 @@ def test_cloze_stems_take_the_alternative_in_the_gap(expmrc):
             # the words around the gap stay in order, the alternative sits between them
             before, after = re.split(r"_(?:[\s._]*_)?", F._JOINER.sub(" ", stem))
             assert text == " ".join(f"{before} {option.strip()} {after}".split()).replace(" .", ".") or \
-                text == F._tidy(f"{before} {option} {after}")
-            assert F._tidy(option) in text
+                text == F.tidy(f"{before} {option} {after}")
+            assert F.tidy(option) in text
 
 
 def test_proper_questions_keep_question_then_option(expmrc):

@@ -8,7 +8,7 @@ import pytest
 
 import inference
 from desktop import cli
-from desktop.commands import score as score_cmd
+from desktop.app import score as score_cmd
 from desktop.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,10 @@ def test_stored_probabilities_are_the_runtime_s(db):
 
 
 def test_no_model_installed_or_unknown_format_is_a_clear_error(db, monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(score_cmd, "DEFAULT_MODEL", tmp_path / "none")
+    from inference import catalog
+
+    monkeypatch.setattr(catalog, "DEFAULT", tmp_path / "none")  # the shipped default, as locate_model finds it
+    monkeypatch.delenv(catalog.ENV, raising=False)
     assert cli.main(["score", "--db", str(db)]) == 2
     assert "no model is installed" in capsys.readouterr().err
     assert cli.main(["score", "--db", str(db), "--model", str(TINY), "--formats", "options"]) == 2

@@ -316,7 +316,7 @@ def test_a_big_json_lines_file_is_streamed(tmp_path):
     n_lines = 0
     tracemalloc.start()
     try:
-        for _ in formats._io.iter_jsonl(path):
+        for _ in formats.safe_read.iter_jsonl(path):
             n_lines += 1
             peak = tracemalloc.get_traced_memory()[1]
             if n_lines == 400:

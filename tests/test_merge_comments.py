@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.commands import merge as m
+from desktop.app import merge as m
 from desktop.domain.changes import Change
 from desktop.formats import read
 from desktop.store import Store

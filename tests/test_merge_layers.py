@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.commands import merge as m
+from desktop.app import merge as m
 from desktop.domain.model import EVIDENCE, ProblemTag, Span
 from desktop.formats import expmrc
 

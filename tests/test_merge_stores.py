@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.commands import merge as m
+from desktop.app import merge as m
 from desktop.domain.changes import Change
 from desktop.formats import read
 from desktop.store import Store
@@ -155,6 +155,6 @@ def test_adjudication_stores_gold_with_history(stores):
         assert [h.field for h in store.history(q0) if h.annotator == "gold"] == [
             "span.add", "span.add", "span.remove", "span.remove", "span.add"]
         # gold is not a rater: agreement on q0's evidence is Alice's and Bob's alone
-        from desktop.commands.agreement import agreement_report
+        from desktop.app.agreement import agreement_report
         row = next(r for r in agreement_report(store)["items"] if r["item"] == q0)
         assert row["evidence_annotators"] == ["alice", "bob"]

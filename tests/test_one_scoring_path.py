@@ -42,7 +42,7 @@ def _scored_db(path: Path, source: Path) -> Path:
 
 @needs_model
 def test_cli_stores_the_evidence_the_window_shows(qtbot, monkeypatch, tmp_path):
-    from desktop.ui import model_scoring as ms
+    from desktop.app import model_scoring as ms
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
 

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 SCORE = r"""
 import json, sys
 import desktop, inference
-from desktop.commands.expmrc import DEFAULT_MODEL
+from inference.catalog import DEFAULT as DEFAULT_MODEL
 from desktop.formats import expmrc
 
 ds = expmrc.read(sys.argv[1])

@@ -256,7 +256,7 @@ def test_no_command_opens_the_database_outside_sqlite_while_a_store_is_open(base
             assert _WATCH["opened"] == []
             # the database's own files picked by mistake in File → Import… or Merge…: refused
             # before a byte is read (the window's code: Backend and merge_file)
-            from desktop.commands.merge import merge_file
+            from desktop.app.merge import merge_file
             from desktop.domain.errors import McqLensError
             from desktop.ui.backend import Backend
             for side in ("", "-wal", "-shm"):

@@ -14,7 +14,7 @@ import pytest
 
 from desktop.cli import main
 from desktop import formats
-from desktop.formats import _io
+from desktop.formats import safe_read
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPMRC = ROOT / ".." / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
@@ -166,7 +166,7 @@ def test_ids_cannot_steer_an_export_out_of_its_folder(tmp_path, capsys):
 def test_huge_file_is_refused_before_it_is_read(tmp_path, capsys):
     big = tmp_path / "huge.jsonl"
     with open(big, "wb") as fh:  # sparse: costs no disk, but reports its size
-        fh.truncate(_io.MAX_BYTES + 1)
+        fh.truncate(safe_read.MAX_BYTES + 1)
     tracemalloc.start()
     try:
         rc = main(["import", str(big), "--format", "race", "--db", str(tmp_path / "a.db")])
@@ -175,8 +175,8 @@ def test_huge_file_is_refused_before_it_is_read(tmp_path, capsys):
         tracemalloc.stop()
     assert rc == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"error: {big}: file is {(_io.MAX_BYTES + 1) / 2**20:.0f} MB, above the " \
-                  f"{_io.MAX_BYTES // 2**20} MB limit", err
+    assert err == f"error: {big}: file is {(safe_read.MAX_BYTES + 1) / 2**20:.0f} MB, above the " \
+                  f"{safe_read.MAX_BYTES // 2**20} MB limit", err
     assert peak < 20 * 2**20  # it never read the file
 
 
@@ -187,7 +187,7 @@ def test_cap_applies_to_each_file_of_a_folder(tmp_path, monkeypatch, capsys):
     for r in records:
         (folder / f"{r['id']}.txt").write_text(json.dumps(r), encoding="utf-8")
     sizes = sorted(p.stat().st_size for p in folder.iterdir())
-    monkeypatch.setattr(_io, "MAX_BYTES", sizes[-1] - 1)  # the larger file is over the cap
+    monkeypatch.setattr(safe_read, "MAX_BYTES", sizes[-1] - 1)  # the larger file is over the cap
     db = tmp_path / "a.db"
     assert main(["import", str(folder), "--db", str(db)]) == 2
     assert "above the" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import pytest
 from desktop import formats
 from desktop.domain import expmrc_metric
 from desktop.domain.model import Prediction, Question
-from desktop.ui import model_scoring as ms
+from desktop.app import model_scoring as ms
 from inference import evidence
 
 ROOT = Path(__file__).resolve().parents[1]

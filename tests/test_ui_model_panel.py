@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from desktop import formats  # noqa: E402
 from desktop.domain.model import EVIDENCE, MODEL_ACCEPTED  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import model_scoring as ms  # noqa: E402
+from desktop.app import model_scoring as ms  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 

@@ -22,10 +22,10 @@ from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
 from desktop import cli, formats  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import model_stages  # noqa: E402
+from desktop.app import model_stages  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
+from desktop.app.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
 from desktop.ui.navigator_model import SCORED_MARK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -306,7 +306,7 @@ def test_closing_the_window_stops_the_queue_without_losing_a_stored_row(qtbot, m
 
 @needs_model
 def test_score_all_and_why_share_the_panels_one_model(qtbot, monkeypatch, tmp_path):
-    from desktop.ui import model_scoring
+    from desktop.app import model_scoring
 
     loads = []
     real = model_scoring.load

@@ -19,7 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
 from desktop import cli, formats  # noqa: E402
-from desktop.commands import score as score_cmd  # noqa: E402
+from desktop.app import score as score_cmd  # noqa: E402
 from desktop.domain.changes import Change  # noqa: E402
 from desktop.domain.model import BASIS  # noqa: E402
 from desktop.store import Store  # noqa: E402

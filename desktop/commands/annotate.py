@@ -56,7 +56,7 @@ def run(args, stdin=None, stdout=None) -> int:
 
 def _one(store, line: str | bytes, change_cls) -> str:
     from desktop.domain.errors import StoreError
-    from desktop.formats import _io
+    from desktop.formats import safe_read
 
     if isinstance(line, bytes):
         try:
@@ -65,10 +65,10 @@ def _one(store, line: str | bytes, change_cls) -> str:
             raise StoreError(f"invalid UTF-8 at byte {exc.start} of the line (stdin must be UTF-8)") from None
     try:
         # the importers' JSON rules: no duplicate keys, finite numbers, valid Unicode, bounded depth
-        obj = _io.strict_loads(line)
-    except _io.DuplicateKey as exc:
+        obj = safe_read.strict_loads(line)
+    except safe_read.DuplicateKey as exc:
         raise StoreError(f"field {exc.key}: duplicate key in one object (which value was meant?)") from None
-    except _io.BadValue as exc:
+    except safe_read.BadValue as exc:
         raise StoreError(f"field {exc.path or 'value'}: {exc.message}") from None
     except (ValueError, RecursionError) as exc:
         raise StoreError(f"not JSON ({exc})") from None

@@ -13,15 +13,12 @@ phrase length) and item text is reused unless --recompute.
 """
 from __future__ import annotations
 
-import csv
 import os
 import sys
-from pathlib import Path
-from typing import Callable
 
-COLUMNS = ("item_id", "model", "predicted", "n_eff", "giveaway")
-CHUNK = 64  # questions per store transaction: an interruption loses at most this much
-FLAGGED_N = 2.0  # --flagged: the shortcut model's N below this (the issue's "answerable without the passage")
+from desktop.commands.progress import Progress
+from desktop.domain.errors import InputError, ModelError, StoreError
+from desktop.domain.giveaway_kinds import FLAGGED_N
 
 
 def register(sub) -> None:
@@ -60,98 +57,19 @@ def _item_ids(args_items: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(out))
 
 
-def explain_store(store, model, item_ids: list[str] | None = None, source: str | None = None,
-                  method: str | None = None, phrase: int = 1, scope: str | None = None, recompute: bool = False,
-                  flagged: bool = False,
-                  progress: Callable[[int, int], None] | None = None) -> list:
-    """The `Explanation` of every question asked for, in import order: read from the store when
-    one is stored for this model, variant and item text, else computed and stored.  The
-    questions are read, explained and stored CHUNK at a time (one transaction each: an
-    interruption loses at most that much, and all of RACE is never in memory at once).  With
-    `flagged`, only the questions the shortcut model answers with N < 2.  `progress(done,
-    total)` counts the questions considered."""
-    from inference import giveaway as G
-
-    method = method or G.DEFAULT_METHOD
-    scope = scope or G.DEFAULT_SCOPE
-    key = G.variant(method, scope, phrase)
-    G.check_model(model)
-    if item_ids is None:
-        item_ids = [r.item_id for r in store.items(source=source)]
-    total, done, out = len(item_ids), 0, []
-    if progress is not None:
-        progress(0, total)
-    for start in range(0, total, CHUNK):
-        questions = store.questions(item_ids[start:start + CHUNK])
-        have: dict[str, object] = {}
-        if not recompute:
-            for q in questions:
-                data = store.explanation(q.id, model.id, key)
-                ex = G.Explanation.from_json(data) if data is not None else None
-                if G.current(ex, q, model.id, key):
-                    have[q.id] = ex
-        if flagged:
-            todo = [q for q in questions if q.id not in have]
-            keep = {q.id for q, s in zip(todo, G.shortcut_probabilities(model, todo))
-                    if s is not None and s.n_eff < FLAGGED_N}
-            keep |= {i for i, ex in have.items() if ex.n_eff < FLAGGED_N}
-            questions = [q for q in questions if q.id in keep]
-        todo = [q for q in questions if q.id not in have]
-        ready = done + len(item_ids[start:start + CHUNK]) - len(todo)
-
-        def step(k, _n, ready=ready):
-            if progress is not None:
-                progress(ready + k, total)
-
-        got = G.explain(model, todo, method=method, phrase=phrase, scope=scope, progress=step) if todo else []
-        if got:
-            store.add_explanations([ex.to_json() for ex in got])
-        have.update((ex.item_id, ex) for ex in got)
-        out += [have[q.id] for q in questions if q.id in have]
-        done += len(item_ids[start:start + CHUNK])
-        if progress is not None:
-            progress(done, total)
-    return out
-
-
-def write_csv(explanations, out_path, force: bool = False, top: int | None = None) -> int:
-    """The CSV (COLUMNS), written to a temporary file next to OUT and renamed into place."""
-    from desktop.commands import paths
-    from desktop.domain.errors import McqLensError
-    from desktop.domain.model import letter
-
-    out = Path(out_path)
-    paths.output_file(out, force)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}{out.suffix}")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(COLUMNS)
-            for ex in explanations:
-                w.writerow([ex.item_id, ex.model_id, letter(ex.predicted), f"{ex.n_eff:.4f}", ex.giveaway_json(top)])
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return len(explanations)
-
-
 def run(args) -> int:
+    # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     import inference
-    from desktop.commands import paths
-    from desktop.commands.progress import Progress
-    from desktop.commands.score import DEFAULT_MODEL, default_model_dir
-    from desktop.domain.errors import InputError, ModelError, StoreError
+    from desktop.app import paths
+    from desktop.app.explain import explain_store, write_csv
+    from desktop.formats import door
     from desktop.store import Store
+    from inference import giveaway as G
+    from inference.catalog import locate_model
 
     # at the door: the database, the output, the options and the items, before the model loads
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
-    from desktop.formats import door
-
     door.input_file(args.db, what="database")  # stat only: the database file is opened by SQLite alone
     paths.output_file(args.output, args.force)
     if args.phrase < 1 or args.phrase > 5:
@@ -170,15 +88,13 @@ def run(args) -> int:
                                  + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
         elif not store.items(source=args.source):
             raise StoreError(f"{args.db}: no questions" + (f" of source {args.source}" if args.source else ""))
-    model_dir = Path(args.model) if args.model else default_model_dir()
-    if model_dir is None:
-        raise ModelError(f"no model is installed at {DEFAULT_MODEL}; pass --model DIR")
+    model_dir = locate_model(args.model)
+    if not args.model and not (model_dir / "card.json").is_file():
+        raise ModelError(f"no model is installed at {model_dir}; pass --model DIR")
     model = inference.load_model(model_dir, device=args.device)
     if model.fallback:
         print(f"warning: {model.fallback}", file=sys.stderr)
     print(f"model {model.id} ({model.card.name}): {model.message}", file=sys.stderr)
-    from inference import giveaway as G
-
     G.check_model(model)
     method = args.method or G.DEFAULT_METHOD
     if method == G.MASK and G.mask_token(model.tokenizer) is None:

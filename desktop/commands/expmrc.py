@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from desktop.commands.progress import Progress
+from desktop.domain.errors import ModelError
 from desktop.domain.words import count
-
-
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "default"
 
 
 def register(sub) -> None:
@@ -30,7 +28,7 @@ def register(sub) -> None:
     pr.add_argument("-o", "--out", required=True, help="prediction file to write")
     pr.add_argument("--force", action="store_true", help="replace OUT if it exists (a regular file only)")
     pr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
-    pr.add_argument("--model", default=None, help=f"model directory (default: {DEFAULT_MODEL})")
+    pr.add_argument("--model", default=None, help="model directory (default: $MCQLENS_MODEL, else the shipped models/default)")
     pr.add_argument("--evidence", default="idf-recall-options",
                     choices=("idf-recall-options", "most-similar-sentence-with-question", "most-similar-sentence"),
                     help="evidence method (default: idf-recall-options)")
@@ -55,51 +53,22 @@ def run_evaluate(args) -> int:
     return 0
 
 
-def predict(dataset_path: str, model_dir: Path, method: str, device: str = "auto",
-            log=print, progress=None) -> dict[str, dict[str, str]]:
-    """{"<pid>-<j>": {"answer", "evidence"}}; `progress(done, total)` after each scored batch."""
-    import inference
-    from desktop.formats import door
-    from inference.expmrc_answers import answers
-
-    (ds,) = door.read(dataset_path, "expmrc")
-    passages = {p.id: p for p in ds.passages}
-    questions = [q for p in ds.passages for q in p.questions]
-    model = inference.load_model(model_dir, device=device)
-    if model.fallback:
-        log(f"warning: {model.fallback}")
-    log(model.message)
-    # The one scoring path: answer and evidence come from `inference.score`, as `mcqlens
-    # score` stores them.
-    return answers(model, questions, passages, method, progress=progress).predictions
-
-
 def run_predict(args) -> int:
-    import os
-
-    from desktop.commands.paths import output_file
-    from desktop.commands.progress import Progress
-    from desktop.domain.errors import McqLensError, ModelError
+    # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
+    from desktop.app.expmrc import predict, write_predictions
+    from desktop.app.paths import output_file
     from desktop.formats import door
+    from inference.catalog import locate_model
 
     door.input_file(args.dataset, what="dataset file")
     out = output_file(args.out, args.force)  # before minutes of scoring, not after
-    model_dir = Path(args.model) if args.model else DEFAULT_MODEL
+    model_dir = locate_model(args.model)
     if not (model_dir / "card.json").is_file():
         raise ModelError(f"{model_dir} is not a model directory (no card.json)")
     with Progress(0, "questions", quiet=args.no_progress, label="scoring") as bar:
         preds = predict(args.dataset, model_dir, args.evidence, args.device,
                         log=lambda m: print(m, file=sys.stderr), progress=bar)
     output_file(out, args.force)  # nothing else appeared at OUT while the model ran
-    # written beside OUT and renamed over it: a failed run leaves the old file, never half a file
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(preds, f, ensure_ascii=False, indent=1)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_predictions(out, preds)
     print(f"wrote {count(len(preds), 'prediction')} to {out}", file=sys.stderr)
     return 0

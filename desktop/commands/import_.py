@@ -1,22 +1,14 @@
 """`mcqlens import PATH... [--db annotations.db] [--format auto|race|...] [--annotator NAME]`.
 
-Every path is read and checked before anything is written; then all of them go into
-the database in one transaction, so a bad file leaves the database as it was.
-
-Memory stays bounded whatever the size of the files: while reading, the passages are kept
-only up to `KEEP_QUESTIONS` questions in all; a JSON-lines file beyond that (RACE, EMBRACE)
-is read to the end and checked, not kept, and read again, one part at a time, as the store
-writes it (`formats.Reread`: the second reading must find the same bytes).  Both phases
-say how far they are on stderr (`desktop.commands.progress`): a bar on a terminal, a line
-every few seconds otherwise.
+The work is `desktop.app.imports` (read every path first, then store all in one transaction);
+here the arguments, and how far each phase is on stderr (`desktop.commands.progress`): a bar
+on a terminal, a line every few seconds otherwise.
 """
 from __future__ import annotations
 
-import os
+from desktop.commands.progress import Progress, reading
 
 FORMAT_CHOICES = ("auto", "race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmosqa")
-# Questions held while reading (about 1 KB each in memory); a larger file is read again when stored
-KEEP_QUESTIONS = 150_000
 
 
 def register(sub) -> None:
@@ -33,32 +25,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from desktop import formats
-    from desktop.commands.progress import Progress, reading
-    from desktop.domain.model import DEFAULT_ANNOTATOR
-    from desktop.formats import door
-    from desktop.store import Store
+    # inside: the store and the readers stay out of the command line's start-up
+    from desktop.app import imports
 
-    annotator = args.annotator or DEFAULT_ANNOTATOR
-    from desktop.store import own_files
-
-    for path in args.paths:  # the database or its -wal, picked by mistake: one line, nothing read
-        own_files.refuse(path, args.db)
-    keep = formats.Budget(KEEP_QUESTIONS)
-    read = []
     n = len(args.paths)
     with Progress(100, "%", label="reading") as step:
-        for i, path in enumerate(args.paths):
-            name = os.path.basename(os.path.normpath(path)) or path
-            read.append((path, door.read(path, args.format, verb="imported", keep=keep,
-                                         progress=reading(step, name, i, n))))
-    questions = sum(formats.count_questions(ds) for _, datasets in read for ds in datasets)
-    store = Store.open(args.db, annotator=annotator)
-    try:
-        with Progress(questions, "questions", label="storing") as step:
-            results = store.import_files(read, annotator=annotator, progress=step)
-    finally:
-        store.close()
+        read = imports.read_paths(args.paths, args.db, args.format,
+                                  progress_of=lambda i, name: reading(step, name, i, n))
+    with Progress(imports.questions_in(read), "questions", label="storing") as step:
+        results = imports.store_read(args.db, read, args.annotator, progress=step)
     for r in results:
         print(r.summary())
     added = sum(r.questions for r in results)

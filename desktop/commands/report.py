@@ -1,8 +1,11 @@
-"""`mcqlens report --db DB -o DIR`: items.csv, the EMBRACE figures and index.html for a corpus."""
+"""`mcqlens report --db DB -o DIR`: items.csv, the EMBRACE figures and index.html for a corpus
+(the work: `desktop.app.report.corpus_report`)."""
 from __future__ import annotations
 
 import os
 
+from desktop.commands.progress import Heartbeat
+from desktop.domain.errors import StoreError
 from desktop.domain.words import count
 
 
@@ -20,34 +23,16 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def corpus_report(store, out: str, source: str | None = None, annotator: str | None = None) -> dict:
-    """Write the corpus report of `store` into folder `out`; returns write_report's summary
-    (what `mcqlens report` and the window's Reports → Report… do)."""
-    from desktop.domain.errors import StoreError
-    from desktop.reports.corpus_items import tables_from_store
-    from desktop.reports.corpus_report import write_report
-
-    tables = tables_from_store(store, source=source, annotator=annotator)
-    if not len(tables.items):
-        raise StoreError(f"{store.path}: no questions to report on")
-    try:
-        return write_report(tables, out)
-    except OSError as exc:
-        raise StoreError(f"{out}: cannot write the report ({exc.strerror or exc})") from exc
-
-
 def run(args) -> int:
-    from desktop.domain.errors import StoreError
+    # inside: pandas and matplotlib stay out of the command line's start-up
+    from desktop.app import paths
+    from desktop.app.report import corpus_report
     from desktop.reports.corpus_totals import mode_text
     from desktop.store import Store
-
-    from desktop.commands import paths
 
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later
-    from desktop.commands.progress import Heartbeat
-
     with Store.open(args.db, read_only=True) as store, Heartbeat("report") as beat:
         beat.step(f"writing the report to {args.out}")
         summary = corpus_report(store, args.out, args.source, args.annotator)

@@ -88,6 +88,8 @@ million billion half quarter twice dozen first second third fourth fifth percent
 LONGER_BY = 1.2  # "the longest": this many times the characters of the next longest
 STEM_LETTERS = 5  # words sharing their first five letters (or equal when shorter) are forms of one word
 
+FLAGGED_N = 2.0  # an item the shortcut model answers with N below this is "answerable without the passage"
+
 
 @dataclass
 class Cue:

@@ -18,15 +18,15 @@ from desktop.domain import values
 from desktop.domain.errors import InputError
 from desktop.domain.model import Dataset, Passage, Question
 
-from . import _io
+from . import safe_read
 
 _ANSWER = re.compile(r"answer([0-9])")  # ASCII: `\d` would take "answer١" for answer1
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     file = str(path)
-    text = _io.read_text(path)
-    csv.field_size_limit(_io.MAX_BYTES)
+    text = safe_read.read_text(path)
+    csv.field_size_limit(safe_read.MAX_BYTES)
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:
@@ -44,7 +44,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     col = {h: i for i, h in enumerate(header)}
     ds = Dataset(source="cosmosqa", extra={"file": file, "format": "cosmosqa"})
     by_context: dict[str, Passage] = {}
-    seen = _io.IdRegistry(file, "question")
+    seen = safe_read.IdRegistry(file, "question")
     for n, row in enumerate(rows[1:], 2):
         if not any(cell.strip() for cell in row):
             continue
@@ -52,10 +52,10 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         if len(row) != len(header):
             raise InputError(file, label, None, f"{len(row)} cells for {len(header)} columns")
         context, stem = row[col["context"]], row[col["question"]]
-        alts = _io.check_alternatives([row[i] for _, i in answer_cols], file, label, "answer0..")
+        alts = safe_read.check_alternatives([row[i] for _, i in answer_cols], file, label, "answer0..")
         key = None
         if "label" in col and row[col["label"]].strip() != "":
-            key = _io.index(row[col["label"]].strip(), len(alts), file, label, "label", "label ")
+            key = safe_read.index(row[col["label"]].strip(), len(alts), file, label, "label", "label ")
         passage = by_context.get(context)
         if passage is None:
             passage = Passage(id=f"cosmosqa-{_digest(context)[:12]}", text=context, source="cosmosqa")
@@ -64,7 +64,7 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
         j = len(passage.questions)
         qid = row[col["id"]] if "id" in col and row[col["id"]].strip() else \
             f"{passage.id}-{_digest(chr(0).join([stem, *alts]))[:8]}"
-        _io.check_id(qid, file, label)
+        safe_read.check_id(qid, file, label)
         label = f"line {n} (id {qid})"
         if not seen.add(qid, row, label):
             continue

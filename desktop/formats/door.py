@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from desktop import formats
 from desktop.domain.errors import InputError, McqLensError
 from desktop.domain.model import Dataset
 
-from . import _io
+from . import safe_read
 
 
 def input_file(path: str | os.PathLike, folders: bool = False, what: str = "file", verb: str = "read") -> Path:
@@ -65,8 +66,6 @@ def read(path: str | os.PathLike, fmt: str = "auto", annotator: str | None = Non
          progress=None, verb: str = "read", keep=None) -> list[Dataset]:
     """`formats.read` behind the door: the path checked first, every failure one InputError.
     `keep` (a `formats.Budget`): see `formats.read`; a `Reread` is read again behind the door too."""
-    from desktop import formats
-
     input_file(path, folders=True, verb=verb)
     with net(path):
         datasets = formats.read(path, fmt, annotator, progress=progress, keep=keep)
@@ -96,8 +95,6 @@ class _Guarded:
 
 def detect(path: str | os.PathLike) -> str:
     """`formats.detect` behind the door (the window names the format before reading)."""
-    from desktop import formats
-
     input_file(path, folders=True)
     with net(path):
         return formats.detect(path)
@@ -108,4 +105,4 @@ def read_json(path: str | os.PathLike, what: str = "file") -> Any:
     JSON (no duplicate keys, NaN or lone surrogates); one InputError for anything else."""
     input_file(path, what=what)
     with net(path):
-        return _io.load_json(path)
+        return safe_read.load_json(path)

@@ -12,37 +12,37 @@ from pathlib import Path
 from desktop.domain.errors import InputError
 from desktop.domain.model import Dataset, Passage, Question
 
-from . import _io
+from . import safe_read
 
 
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     file = str(path)
-    doc = _io.load_json(path)
+    doc = safe_read.load_json(path)
     if not isinstance(doc, list):
-        raise InputError(file, None, None, f"expected a JSON list of dialogues, found {_io.type_name(doc)}")
+        raise InputError(file, None, None, f"expected a JSON list of dialogues, found {safe_read.type_name(doc)}")
     stem = Path(path).stem.lower()
     split = next((s for s in ("train", "dev", "test") if s in stem), None)
     ds = Dataset(source="dream", extra={"file": file, "format": "dream"})
-    seen = _io.IdRegistry(file, "dialogue")
+    seen = safe_read.IdRegistry(file, "dialogue")
     for i, item in enumerate(doc):
         label = f"item {i}"
         if not isinstance(item, list) or len(item) != 3:
             raise InputError(file, label, None, "expected [turns, questions, id]")
         turns, questions, pid = item
-        _io.check_id(pid, file, label, "[2] (id)")
+        safe_read.check_id(pid, file, label, "[2] (id)")
         label = f"item {i} (id {pid})"
-        _io.check_type(turns, "list", file, label, "[0] (turns)")
+        safe_read.check_type(turns, "list", file, label, "[0] (turns)")
         for t, turn in enumerate(turns):
-            _io.check_type(turn, "string", file, label, f"[0][{t}]")
-        _io.check_type(questions, "list", file, label, "[1] (questions)")
+            safe_read.check_type(turn, "string", file, label, f"[0][{t}]")
+        safe_read.check_type(questions, "list", file, label, "[1] (questions)")
         passage = Passage(id=str(pid), text="\n".join(turns), source="dream", split=split)
         for j, qrec in enumerate(questions):
             f = f"[1][{j}]"
-            _io.check_type(qrec, "object", file, label, f)
-            stem_ = _io.get(qrec, "question", "string", file, label, f"{f}.")
-            choices = _io.check_alternatives(_io.get(qrec, "choice", "list", file, label, f"{f}."),
+            safe_read.check_type(qrec, "object", file, label, f)
+            stem_ = safe_read.get(qrec, "question", "string", file, label, f"{f}.")
+            choices = safe_read.check_alternatives(safe_read.get(qrec, "choice", "list", file, label, f"{f}."),
                                              file, label, f"{f}.choice")
-            answer = _io.get(qrec, "answer", "string", file, label, f"{f}.")
+            answer = safe_read.get(qrec, "answer", "string", file, label, f"{f}.")
             if answer not in choices:
                 raise InputError(file, label, f"{f}.answer", f"answer {answer!r} is not one of the choices")
             passage.questions.append(Question(

@@ -23,7 +23,7 @@ from desktop.domain import resolve
 from desktop.domain.errors import InputError
 from desktop.domain.model import EVIDENCE, IMPORTED, LETTERS, MODEL, Dataset, Passage, Prediction, Span, letter
 
-from . import _io
+from . import safe_read
 from .race import in_order, passage_from_record, record_from_passage
 
 EXACT, WHITESPACE = "exact", "whitespace"
@@ -83,33 +83,33 @@ class _Locator:
 def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
     """An ExpMRC dataset file → Dataset (evidence annotators are fixed by reference position)."""
     file = str(path)
-    text = _io.read_text(path)
-    style = _io.json_style(text)  # indentation and separators, so an unedited export is byte-identical
-    doc = _io.loads(text, file)
+    text = safe_read.read_text(path)
+    style = safe_read.json_style(text)  # indentation and separators, so an unedited export is byte-identical
+    doc = safe_read.loads(text, file)
     del text
     if not isinstance(doc, dict):
-        raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
-    data = _io.get(doc, "data", "list", file, None)
+        raise InputError(file, None, None, f"expected a JSON object with 'data', found {safe_read.type_name(doc)}")
+    data = safe_read.get(doc, "data", "list", file, None)
     ds = Dataset(source="expmrc", extra={
         "file": file, "format": "expmrc", "warnings": [], "json_style": style, "keys": list(doc),
         "top": {k: v for k, v in doc.items() if k != "data"},
         "counts": {EXACT: 0, WHITESPACE: 0, "unlocated": 0},
     })
-    seen = _io.IdRegistry(file, "passage")
+    seen = safe_read.IdRegistry(file, "passage")
     for i, rec in enumerate(data):
         label = f"data[{i}]"
         passage = passage_from_record(rec, file, label, source="expmrc")
         label = f"{label} (id {passage.id})"
         passage.extra["record"].pop("evidences", None)
-        evidences = _io.get(rec, "evidences", "list", file, label)
+        evidences = safe_read.get(rec, "evidences", "list", file, label)
         if len(evidences) != len(passage.questions):
             raise InputError(file, label, "evidences",
                              f"{len(evidences)} evidence lists for {len(passage.questions)} questions")
         locator = _Locator(passage.text)
         for j, (q, refs) in enumerate(zip(passage.questions, evidences)):
-            _io.check_type(refs, "list", file, label, f"evidences[{j}]")
+            safe_read.check_type(refs, "list", file, label, f"evidences[{j}]")
             for r, ref in enumerate(refs):
-                _io.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
+                safe_read.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
                 _add_reference(ds, q, passage, locator, r, ref, file)
         if seen.add(passage.id, rec, label):
             ds.passages.append(passage)
@@ -159,8 +159,8 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> None:
     if isinstance(datasets, Dataset):
         datasets = [datasets]
     style = next((ds.extra["json_style"] for ds in datasets if ds.extra.get("json_style")), None)
-    text = _io.dumps_line(to_document(datasets), style)
-    _io.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
+    text = safe_read.dumps_line(to_document(datasets), style)
+    safe_read.write_text_atomic(path, text + ("\n" if (style or {}).get("final_newline") else ""))
 
 
 def has_evidence(q) -> bool:
@@ -220,17 +220,17 @@ def read_predictions(path: str | os.PathLike, n_alternatives: dict[str, int] | i
     alternatives (`n_alternatives`, default 4 or enough to hold the letter).
     """
     file = str(path)
-    doc = _io.load_json(path)
+    doc = safe_read.load_json(path)
     if not isinstance(doc, dict):
-        raise InputError(file, None, None, f"expected a JSON object of predictions, found {_io.type_name(doc)}")
+        raise InputError(file, None, None, f"expected a JSON object of predictions, found {safe_read.type_name(doc)}")
     model_id = Path(path).stem
     out: dict[str, Prediction] = {}
     for qid, row in doc.items():
-        _io.check_id(qid, file, repr(qid), "id")
-        _io.check_type(row, "object", file, qid, None)
-        answer = _io.get(row, "answer", "string", file, qid)
+        safe_read.check_id(qid, file, repr(qid), "id")
+        safe_read.check_type(row, "object", file, qid, None)
+        answer = safe_read.get(row, "answer", "string", file, qid)
         evidence = row.get("evidence")
-        _io.check_type(evidence, "string", file, qid, "evidence", nullable=True)
+        safe_read.check_type(evidence, "string", file, qid, "evidence", nullable=True)
         letter_ = answer.strip().upper()
         if len(letter_) != 1 or letter_ not in LETTERS:
             raise InputError(file, qid, "answer", f"answer {answer!r} is not a letter")
@@ -252,30 +252,30 @@ def check_scorable(doc: Any, file: str) -> dict:
     each evidences[j] a list of texts; the first thing that is not is an InputError naming
     record and field (the scorer itself would stop on a KeyError or TypeError)."""
     if not isinstance(doc, dict):
-        raise InputError(file, None, None, f"expected a JSON object with 'data', found {_io.type_name(doc)}")
-    data = _io.get(doc, "data", "list", file, None)
+        raise InputError(file, None, None, f"expected a JSON object with 'data', found {safe_read.type_name(doc)}")
+    data = safe_read.get(doc, "data", "list", file, None)
     for i, rec in enumerate(data):
         label = f"data[{i}]"
-        _io.check_type(rec, "object", file, label, None)
-        pid = _io.check_id(_io.get(rec, "id", "string or number", file, label), file, label)
+        safe_read.check_type(rec, "object", file, label, None)
+        pid = safe_read.check_id(safe_read.get(rec, "id", "string or number", file, label), file, label)
         label = f"{label} (id {pid})"
-        questions = _io.get(rec, "questions", "list", file, label)
-        answers = _io.get(rec, "answers", "list", file, label)
+        questions = safe_read.get(rec, "questions", "list", file, label)
+        answers = safe_read.get(rec, "answers", "list", file, label)
         if len(answers) != len(questions):
             raise InputError(file, label, "answers", f"{len(answers)} answers for {len(questions)} questions")
         for j, answer in enumerate(answers):
-            _io.check_type(answer, "string", file, label, f"answers[{j}]")
+            safe_read.check_type(answer, "string", file, label, f"answers[{j}]")
         evidences = rec.get("evidences")
         if evidences is None:
             continue  # no references: the scorer gives evidence F1 0, as it does for an empty list
-        _io.check_type(evidences, "list", file, label, "evidences")
+        safe_read.check_type(evidences, "list", file, label, "evidences")
         if len(evidences) != len(questions):
             raise InputError(file, label, "evidences",
                              f"{len(evidences)} evidence lists for {len(questions)} questions")
         for j, refs in enumerate(evidences):
-            _io.check_type(refs, "list", file, label, f"evidences[{j}]")
+            safe_read.check_type(refs, "list", file, label, f"evidences[{j}]")
             for r, ref in enumerate(refs):
-                _io.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
+                safe_read.check_type(ref, "string", file, label, f"evidences[{j}][{r}]")
     return doc
 
 
@@ -284,12 +284,12 @@ def check_prediction_rows(doc: Any, file: str) -> dict:
     "evidence": text (optional)}}; anything else is an InputError naming the id and field."""
     if not isinstance(doc, dict):
         raise InputError(file, None, None, 'predictions must map "<pid>-<j>" to {"answer", "evidence"}, '
-                                           f"found {_io.type_name(doc)}")
+                                           f"found {safe_read.type_name(doc)}")
     for qid, row in doc.items():
-        _io.check_type(row, "object", file, qid, None)
-        _io.get(row, "answer", "string", file, qid)
+        safe_read.check_type(row, "object", file, qid, None)
+        safe_read.get(row, "answer", "string", file, qid)
         if "evidence" in row:
-            _io.check_type(row["evidence"], "string", file, qid, "evidence")
+            safe_read.check_type(row["evidence"], "string", file, qid, "evidence")
     return doc
 
 
@@ -302,4 +302,4 @@ def write_predictions(predictions: dict[str, Prediction], path: str | os.PathLik
         row["answer"] = LETTERS[best] if best is not None else pred.extra.get("answer", "")
         row["evidence"] = pred.evidence or ""
         doc[qid] = row
-    _io.write_text_atomic(path, json.dumps(doc, ensure_ascii=False))
+    safe_read.write_text_atomic(path, json.dumps(doc, ensure_ascii=False))

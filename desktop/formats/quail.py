@@ -14,7 +14,7 @@ from pathlib import Path
 from desktop.domain.errors import InputError
 from desktop.domain.model import ANSWERABLE, UNANSWERABLE, Dataset, Passage, Question
 
-from . import _io
+from . import safe_read
 
 NOT_ENOUGH = "not enough information"
 _DECLARATION = re.compile(r"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -41,7 +41,7 @@ def read_xml(path: Path) -> Dataset:
     import xml.etree.ElementTree as ET
 
     file = str(path)
-    text = _io.read_text(path)
+    text = safe_read.read_text(path)
     # No DTDs at all: that rules out external entities and entity-expansion bombs.
     m = _DECLARATION.search(text)
     if m:
@@ -53,13 +53,13 @@ def read_xml(path: Path) -> Dataset:
         line, col = exc.position
         raise InputError(file, f"line {line}", None, f"invalid XML at column {col}: {exc}") from None
     ds = Dataset(source="quail", extra={"file": file, "format": "quail", "split": "dev"})
-    seen = _io.IdRegistry(file, "text")
+    seen = safe_read.IdRegistry(file, "text")
     for i, tx in enumerate(root.findall("text")):
         pid = tx.get("id")
         label = f"text {i}" + (f" (id {pid})" if pid else "")
         if not pid:
             raise InputError(file, label, "id", "missing attribute")
-        _io.check_id(pid, file, label)
+        safe_read.check_id(pid, file, label)
         body = tx.find("text_body")
         if body is None:
             raise InputError(file, label, "text_body", "missing element")
@@ -76,7 +76,7 @@ def read_xml(path: Path) -> Dataset:
                     if key is not None:
                         raise InputError(file, label, f"{f}/a[{k}]", "more than one correct alternative")
                     key = k
-            _io.check_alternatives(alts, file, label, f"{f}/a")
+            safe_read.check_alternatives(alts, file, label, f"{f}/a")
             if key is None:
                 raise InputError(file, label, f, "no alternative is marked correct=\"True\"")
             question = Question(id=f"{pid}_{j}", passage_id=pid, index=j, stem=_xml_text(q), alternatives=alts,
@@ -97,17 +97,17 @@ def read_jsonl(path: Path) -> Dataset:
     split = "challenge" if "challenge" in path.stem.lower() else None
     ds = Dataset(source="quail", extra={"file": file, "format": "quail", "split": split})
     passages: dict[str, Passage] = {}
-    seen = _io.IdRegistry(file, "question")
-    for n, rec in _io.iter_jsonl(path):
+    seen = safe_read.IdRegistry(file, "question")
+    for n, rec in safe_read.iter_jsonl(path):
         label = f"line {n}"
-        qid = _io.check_id(_io.get(rec, "id", "string or number", file, label), file, label)
+        qid = safe_read.check_id(safe_read.get(rec, "id", "string or number", file, label), file, label)
         label = f"line {n} (id {qid})"
-        cid = _io.check_id(_io.get(rec, "context_id", "string or number", file, label), file, label, "context_id")
-        context = _io.get(rec, "context", "string", file, label)
-        stem = _io.get(rec, "question", "string", file, label)
-        alts = _io.check_alternatives(_io.get(rec, "answers", "list", file, label), file, label, "answers")
-        raw_key = _io.get(rec, "correct_answer_id", "string or number", file, label)
-        key = _io.index(raw_key, len(alts), file, label, "correct_answer_id")
+        cid = safe_read.check_id(safe_read.get(rec, "context_id", "string or number", file, label), file, label, "context_id")
+        context = safe_read.get(rec, "context", "string", file, label)
+        stem = safe_read.get(rec, "question", "string", file, label)
+        alts = safe_read.check_alternatives(safe_read.get(rec, "answers", "list", file, label), file, label, "answers")
+        raw_key = safe_read.get(rec, "correct_answer_id", "string or number", file, label)
+        key = safe_read.index(raw_key, len(alts), file, label, "correct_answer_id")
         passage = passages.get(cid)
         if passage is None:
             passage = passages[cid] = Passage(id=cid, text=context, source="quail", split=split,

@@ -14,7 +14,8 @@ from typing import Any, Iterable, Iterator
 from desktop.domain.errors import InputError
 from desktop.domain.model import Dataset, Passage, Question, letter
 
-from . import _io
+from . import safe_read
+from .folders import walk
 
 KNOWN = ("id", "article", "questions", "options", "answers")
 
@@ -30,19 +31,19 @@ def passage_from_record(rec: Any, file: str, record: str, source: str = "race",
                         default_id: str | None = None) -> Passage:
     """One RACE-style record → Passage.  Shared with ExpMRC, whose records have the same core."""
     if not isinstance(rec, dict):
-        raise InputError(file, record, None, f"expected a JSON object, found {_io.type_name(rec)}")
+        raise InputError(file, record, None, f"expected a JSON object, found {safe_read.type_name(rec)}")
     if "id" in rec:
-        pid = _io.check_id(rec["id"], file, record, "id")
+        pid = safe_read.check_id(rec["id"], file, record, "id")
     elif default_id is not None:
         pid = default_id
     else:
         raise InputError(file, record, "id", "missing key")
     pid = str(pid)
     record = f"{record} (id {pid})" if pid not in record else record
-    article = _io.get(rec, "article", "string", file, record)
-    stems = _io.get(rec, "questions", "list", file, record)
-    options = _io.get(rec, "options", "list", file, record)
-    answers = _io.get(rec, "answers", "list", file, record)
+    article = safe_read.get(rec, "article", "string", file, record)
+    stems = safe_read.get(rec, "questions", "list", file, record)
+    options = safe_read.get(rec, "options", "list", file, record)
+    answers = safe_read.get(rec, "answers", "list", file, record)
     if not (len(stems) == len(options) == len(answers)):
         raise InputError(file, record, "questions/options/answers",
                          f"lengths differ: {len(stems)} questions, {len(options)} option lists, "
@@ -51,10 +52,10 @@ def passage_from_record(rec: Any, file: str, record: str, source: str = "race",
                       extra={"record": {k: v for k, v in rec.items() if k not in KNOWN},
                              "id_in_record": "id" in rec, "id_value": rec.get("id"), "keys": list(rec)})
     for j, (stem, alts, answer) in enumerate(zip(stems, options, answers)):
-        _io.check_type(stem, "string", file, record, f"questions[{j}]")
-        alts = _io.check_alternatives(alts, file, record, f"options[{j}]")
+        safe_read.check_type(stem, "string", file, record, f"questions[{j}]")
+        alts = safe_read.check_alternatives(alts, file, record, f"options[{j}]")
         # "" is a question without key (an unlabelled split; what the writer writes for one)
-        key = None if answer == "" else _io.key_from_letter(answer, len(alts), file, record, f"answers[{j}]")
+        key = None if answer == "" else safe_read.key_from_letter(answer, len(alts), file, record, f"answers[{j}]")
         passage.questions.append(Question(
             id=f"{pid}-{j}", passage_id=pid, index=j, stem=stem, alternatives=list(alts), key=key,
             source=source, extra={"answer": answer}))
@@ -104,19 +105,19 @@ def _records(path: Path, text: str) -> Iterable[tuple[Any, str, str | None]]:
         for n, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
-            obj = _io.loads(line, file, f"line {n}")
+            obj = safe_read.loads(line, file, f"line {n}")
             if not isinstance(obj, dict):
-                raise InputError(file, f"line {n}", None, f"expected a JSON object, found {_io.type_name(obj)}")
+                raise InputError(file, f"line {n}", None, f"expected a JSON object, found {safe_read.type_name(obj)}")
             yield obj, f"line {n}", None
         return
-    data = _io.loads(text, file)
+    data = safe_read.loads(text, file)
     if isinstance(data, list):
         for i, obj in enumerate(data):
             yield obj, f"item {i}", None
     elif isinstance(data, dict):
         yield data, path.name, path.name
     else:
-        raise InputError(file, None, None, f"expected a JSON object or list, found {_io.type_name(data)}")
+        raise InputError(file, None, None, f"expected a JSON object or list, found {safe_read.type_name(data)}")
 
 
 def _several_values(text: str) -> bool:
@@ -173,20 +174,20 @@ def passages(path: str | os.PathLike, ds: Dataset, annotator: str | None = None)
     if not files:
         raise InputError(str(p), None, None, "no .txt, .json or .jsonl files in the folder")
     # duplicates are told by a digest of the record: holding the records would hold the file
-    seen = _io.IdRegistry(str(p), "passage")
+    seen = safe_read.IdRegistry(str(p), "passage")
     for f in files:
         rel = f.relative_to(root) if root else f
         level, split = _level_split(rel)
         if f.suffix.lower() == ".jsonl":  # streamed: a large file is never held as text
             style: dict = {}
-            records = ((rec, f"line {n}", None) for n, rec in _io.iter_jsonl(f, style))
+            records = ((rec, f"line {n}", None) for n, rec in safe_read.iter_jsonl(f, style))
             if root is None:
                 ds.extra["layout"], ds.extra["json_style"] = "jsonl", style
         else:
-            text = _io.read_text(f)  # read once: the layout and the records come from the same bytes
+            text = safe_read.read_text(f)  # read once: the layout and the records come from the same bytes
             if root is None:
                 ds.extra["layout"] = _layout(f, text)
-                ds.extra["json_style"] = _io.json_style(text)
+                ds.extra["json_style"] = safe_read.json_style(text)
             records = _records(f, text)
             del text
         for rec, label, name_id in records:
@@ -220,7 +221,6 @@ def _layout(p: Path, text: str) -> str:
 
 
 def _folder_files(folder: Path) -> list[Path]:
-    from . import walk
     return [f for f in walk(folder) if f.suffix.lower() in (".txt", ".json", ".jsonl")]
 
 
@@ -236,7 +236,7 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> list[tu
     style = next((st for _, st in pairs if st), None)
     out = Path(path)
     if out.suffix.lower() == ".jsonl":
-        _io.write_text_atomic(out, "".join(_io.dumps_line(record_from_passage(p), style) + "\n" for p, _ in pairs))
+        safe_read.write_text_atomic(out, "".join(safe_read.dumps_line(record_from_passage(p), style) + "\n" for p, _ in pairs))
         return []
     if out.suffix == "" or out.is_dir():
         out.mkdir(parents=True, exist_ok=True)
@@ -247,19 +247,19 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> list[tu
             name = names.claim(stored if isinstance(stored, str) else None, p.id)
             if name != stored and name != f"{p.id}.txt":
                 renamed.append((p.id, name))
-            text = _io.dumps_line(record_from_passage(p), st or style)
-            _io.write_text_atomic(out / name, text + ("\n" if (st or {}).get("final_newline") else ""))
+            text = safe_read.dumps_line(record_from_passage(p), st or style)
+            safe_read.write_text_atomic(out / name, text + ("\n" if (st or {}).get("final_newline") else ""))
         if renamed:
-            _io.write_text_atomic(out / "ids.tsv", "id\tfile\n" + "".join(
+            safe_read.write_text_atomic(out / "ids.tsv", "id\tfile\n" + "".join(
                 f"{json_quote(i)}\t{n}\n" for i, n in renamed))
         return renamed
     records = [record_from_passage(p) for p, _ in pairs]
     if style:
-        text = _io.dumps_line(records, style) + ("\n" if style.get("final_newline") else "")
+        text = safe_read.dumps_line(records, style) + ("\n" if style.get("final_newline") else "")
     else:
         import json
         text = json.dumps(records, ensure_ascii=False)
-    _io.write_text_atomic(out, text)
+    safe_read.write_text_atomic(out, text)
     return []
 
 

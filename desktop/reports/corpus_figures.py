@@ -6,6 +6,7 @@ from pathlib import Path
 
 from desktop.domain import difficulty as D
 from desktop.domain import typology as T
+from desktop.formats import atomic
 
 from .corpus_totals import mode_text
 
@@ -25,7 +26,8 @@ def _plt():
 
 def _save(fig, path: Path) -> str:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic.replacing(path) as tmp:  # the suffix stays: matplotlib picks PNG by it
+        fig.savefig(tmp, dpi=110)
     import matplotlib.pyplot as plt
     plt.close(fig)
     return path.name
@@ -259,6 +261,7 @@ def bases_heatmaps(corpus, item_ids: set[str], out: Path) -> str:
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="bases covering the bucket")
     fig.suptitle(f"Fig. 12 — position of the bases in the text, 1% character buckets (row + column = %; "
                  f"n={len(item_ids)} MCQs)", y=0.93)
-    fig.savefig(out / "fig12_bases_positions.png", dpi=110, bbox_inches="tight")
+    with atomic.replacing(out / "fig12_bases_positions.png") as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return "fig12_bases_positions.png"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from desktop.domain import difficulty as D
 from desktop.domain.time_on_item import IDLE_LIMIT_S
+from desktop.formats import atomic
 
 from . import corpus_figures as F
 from . import corpus_items as I
@@ -28,7 +29,8 @@ def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
     tables = source if isinstance(source, I.Tables) else I.tables_from_datasets(list(source))
     corpus = I.build(tables)
     df = corpus.frame
-    df.to_csv(out / "items.csv", index=False)
+    with atomic.replacing(out / "items.csv") as tmp:
+        df.to_csv(tmp, index=False)
 
     scored = df[df.eligible & df.total.notna()]
     evaluated = scored[scored.text_format == "continuous"]  # the seed's difficulty analysis (5.2)
@@ -37,10 +39,12 @@ def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
 
     exceptions = I.colour_exceptions(corpus)
     lint = lint_eval.table(corpus)
-    lint.to_csv(out / "lint.csv", index=False)
+    with atomic.replacing(out / "lint.csv") as tmp:
+        lint.to_csv(tmp, index=False)
     import pandas as pd
-    pd.DataFrame(exceptions, columns=["item_id", "file_colour", "basis", "expected", "got", "why"]).to_csv(
-        out / "exceptions.csv", index=False)
+    with atomic.replacing(out / "exceptions.csv") as tmp:
+        pd.DataFrame(exceptions, columns=["item_id", "file_colour", "basis", "expected", "got", "why"]).to_csv(
+            tmp, index=False)
 
     giveaways = giveaway_page.write(corpus, out)
     names = []
@@ -61,7 +65,7 @@ def write_report(source, out_dir: str | Path, figures: bool = True) -> dict:
         "exceptions": exceptions, "figures": names, "giveaways": giveaways,
         "time_on_item_s": float(df.time_on_item_s.sum()) if df.time_on_item_s.notna().any() else None,
     }
-    (out / "index.html").write_text(_html(df, summary, lint), encoding="utf-8")
+    atomic.write_text(out / "index.html", _html(df, summary, lint))
     summary["seconds"] = time.perf_counter() - t0
     return summary
 

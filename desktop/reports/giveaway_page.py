@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from desktop.domain import giveaway_kinds as K
 from desktop.domain import typology as T
+from desktop.formats import atomic
 
 FLAG_N = 2.0  # the threshold: N < 2
 EXAMPLES = 5  # example items per kind
@@ -299,8 +300,9 @@ def write(corpus, out_dir) -> dict:
 
     out = Path(out_dir)
     model, scored, flagged = flagged_items(corpus)
-    (out / "giveaways.html").write_text(page(model, scored, flagged, len(corpus.frame)), encoding="utf-8")
-    pd.DataFrame(csv_rows(model or "", flagged), columns=CSV_COLUMNS).to_csv(out / "giveaways.csv", index=False)
+    atomic.write_text(out / "giveaways.html", page(model, scored, flagged, len(corpus.frame)))
+    with atomic.replacing(out / "giveaways.csv") as tmp:
+        pd.DataFrame(csv_rows(model or "", flagged), columns=CSV_COLUMNS).to_csv(tmp, index=False)
     return {"model": model, "scored": scored, "flagged": len(flagged),
             "explained": sum(f.giveaway is not None for f in flagged),
             "kinds": {r["kind"]: r["items"] for r in summarise(flagged)}}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from desktop.domain import nota
+from desktop.formats import atomic
 
 CMAPS = {nota.ACCURACY: "mako", nota.ANSWERABILITY: "rocket"}
 UNDEFINED_GREY = "#d9d9d9"
@@ -52,7 +53,7 @@ def write_csv(cells: Sequence[dict], path: str | Path, fields: Sequence[str] = G
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with atomic.replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(fields), extrasaction="ignore")
         w.writeheader()
         for cell in sorted(cells, key=lambda c: (c["c"], c["model"], c.get("replica", 0))):
@@ -92,7 +93,8 @@ def plot(cells: Sequence[dict], metric: str, path: str | Path, title: str | None
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    with atomic.replacing(path) as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 

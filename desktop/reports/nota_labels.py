@@ -21,6 +21,7 @@ from typing import Sequence
 
 from desktop.domain import nota
 from desktop.domain.model import ANSWERABILITY, ANSWERABLE, UNANSWERABLE, Passage, letter
+from desktop.formats import atomic
 
 UNLABELLED = "unlabelled"
 LABELS = (*ANSWERABILITY, UNLABELLED)
@@ -84,13 +85,13 @@ def write(label_rows: Sequence[dict], folder: str | Path, model: str = "") -> li
     stem = f"labels_{slug}" if slug else "labels"
     per_q = folder / f"{stem}.csv"
     fields = ["question", "passage", "label", "key", "nota", "chosen", "chose_nota"]
-    with open(per_q, "w", newline="", encoding="utf-8") as fh:
+    with atomic.replacing(per_q) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(label_rows)
     table, metrics = summary(label_rows)
     summ = folder / f"{stem}_summary.csv"
-    with open(summ, "w", newline="", encoding="utf-8") as fh:
+    with atomic.replacing(summ) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["label", "chose NOTA", "chose another alternative", "total"])
         for lab in LABELS:

@@ -1,7 +1,7 @@
 """Reports → Agreement…: how far the annotators agree, overall and per pair, and the items
 of lowest agreement (click one to open it).
 
-The numbers are `desktop.commands.agreement.agreement_report`, what `mcqlens agreement`
+The numbers are `desktop.app.agreement.agreement_report`, what `mcqlens agreement`
 writes to agreement.json: ExpMRC-style evidence and basis F1 (percent), Cohen's or
 Fleiss' κ on each Kirsch–Mosenthal variable, Krippendorff's ordinal α on its points
 and on the total, κ on problem tags and acceptability.  Computed in a worker thread.
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from desktop.app.agreement import agreement_of_database, agreement_report
 from desktop.ui.dialog_kit import named, named_table, wrapping
 
 from desktop.domain.words import count
@@ -40,16 +41,6 @@ def _fmt(value: float | None, percent: bool) -> str:
     if value is None:
         return "—"
     return f"{value:.1f}" if percent else f"{value:.3f}"
-
-
-def compute_in_worker(db_path: str, progress) -> dict:
-    """In the worker thread: the report through a connection of this thread's own."""
-    from desktop.commands.agreement import agreement_report
-    from desktop.store import open_database
-
-    progress("Comparing the annotators' layers…")
-    with open_database(db_path, "read", create=False) as store:
-        return agreement_report(store)
 
 
 class AgreementDialog(QDialog):
@@ -95,8 +86,6 @@ class AgreementDialog(QDialog):
         """Compute the report (in a worker for a database file)."""
         path = self.window.database_where()
         if path == ":memory:":
-            from desktop.commands.agreement import agreement_report
-
             self.show_report(agreement_report(self.window.backend.store))
             return
         from desktop.ui.workers import Runner
@@ -105,7 +94,7 @@ class AgreementDialog(QDialog):
         self.runner.progressed.connect(self.heading.setText)
         self.runner.finished.connect(self.show_report)
         self.runner.failed.connect(lambda exc: self.heading.setText(f"Agreement could not be computed: {exc}"))
-        self.runner.start(compute_in_worker, path)
+        self.runner.start(agreement_of_database, path)
 
     def show_report(self, report: dict) -> None:
         self.report = report

@@ -60,8 +60,10 @@ def use_palette(app: QApplication, name: str) -> None:
 
 
 def run(db: str, item: str | None = None, screenshot: str | None = None, annotator: str | None = None,
-        size: tuple[int, int] = (1600, 1000), tab: str | None = None, allow_network: bool | None = None) -> int:
+        size: tuple[int, int] = (1600, 1000), tab: str | None = None, model: str | None = None,
+        allow_network: bool | None = None) -> int:
     """Open the window on `db`; with `screenshot`, render the window to that PNG and exit.
+    `model`: the model directory (`mcqlens gui --model`; `inference.catalog.locate_model` decides).
     `allow_network`: write a database on a network file system (None: MCQLENS_ALLOW_NETWORK_DB)."""
     from desktop.store import default_annotator
     from desktop.ui.backend import Backend
@@ -88,7 +90,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
         # before the window starts its threads (the model panel loads the model in one)
         if item and backend.item_row(item) is None:
             raise McqLensError(f"no item {item!r} in {db}")
-        window = MainWindow(backend, settings=s, facts=screenshot is None)
+        window = MainWindow(backend, settings=s, facts=screenshot is None, model_dir=model)
         if backend.read_only and screenshot is None:
             read_only_notice(window, backend.read_only_reason)
     except BaseException:

@@ -1,9 +1,8 @@
 """The window's one door to the store and the file readers (no Qt here, no SQL).
 
 Everything the widgets need is asked for through these small functions, so a
-change of the store's interface touches this module only.  `compute_facts` and
-`read_file` are plain functions that the window runs in a worker thread
-(Orange3's pattern: core code reports progress through a callable).
+change of the store's interface touches this module only.  The work the window runs in
+a worker thread is the application's (`desktop.app.facts`, `desktop.app.imports.read_file`).
 """
 from __future__ import annotations
 
@@ -15,6 +14,9 @@ from desktop.domain.changes import Change
 from desktop.domain.model import Assessment, Dataset, Question
 from desktop.domain.words import count
 from desktop.store.conflicts import NOT_GIVEN
+
+# the navigator facts are the application's (desktop.app.facts)
+from desktop.app.facts import question_facts, unannotated_facts
 
 
 @dataclass
@@ -264,63 +266,3 @@ class Backend:
 
     def load_all(self) -> list[Dataset]:
         return self.store.load_datasets(annotator=self.annotator)
-
-
-# ---- work for a worker thread -------------------------------------------------------------------
-
-def read_file(path: str, progress: Callable[..., None] | None = None) -> list[Dataset]:
-    """Read a RACE, EMBRACE or ExpMRC (or other supported) file into domain objects.
-
-    `progress` is called with a text, and with (files done, files, records read) as
-    the reader goes; an exception it raises (a cancel) stops the reading."""
-    from desktop.formats import door  # the door every command reads through: the same errors
-    if progress:
-        progress(f"Reading {path} ({door.detect(path)})…")
-    datasets = door.read(path, progress=progress, verb="imported")
-    if progress:
-        n = sum(1 for d in datasets for _ in d.questions())
-        progress(f"Read {count(n, 'question')}; storing…")
-    return datasets
-
-
-def compute_facts(datasets: list[Dataset], annotator: str) -> dict[str, dict[str, Any]]:
-    """Per item: acceptability, eligibility, difficulty total and model flags (navigator filters)."""
-    return {q.id: question_facts(q, annotator) for ds in datasets for q in ds.questions()}
-
-
-def question_facts(q: Question, annotator: str) -> dict[str, Any]:
-    """One item's navigator facts: acceptability, eligibility, difficulty total, N, MI, model flags."""
-    from desktop.domain import difficulty as km
-    from desktop.domain import typology as ty
-    shown = resolve.assessment(q.assessments, annotator)
-    total = shown.total
-    eligible, why = km.eligibility(shown.text_format, shown.unit_type, ty.item_worst_tier(q.problems))
-    out = {"acceptability": ty.acceptability(q.problems), "eligible": eligible, "why": why,
-           "total": total, "model_flags": model_flags(q)}
-    out.update(model_numbers(q))
-    return out
-
-
-def unannotated_facts() -> dict[str, Any]:
-    """The facts of an item without assessments, problems or predictions (most of an imported bank)."""
-    return question_facts(Question(id="", passage_id="", index=0, stem="", alternatives=["", ""], key=None), "")
-
-
-def model_flags(q: Question) -> list[str]:
-    """Short labels of what the models say: right or wrong per input format."""
-    flags = []
-    if q.key is None:
-        return flags
-    for p in q.predictions:
-        if not p.probabilities:
-            continue
-        best = max(range(len(p.probabilities)), key=p.probabilities.__getitem__)
-        flags.append(f"{p.input_format}: {'right' if best == q.key else 'wrong'}")
-    flags.extend(model_numbers(q)["review_flags"])
-    return sorted(set(flags))
-
-
-def model_numbers(q: Question) -> dict[str, Any]:
-    """Shortcut N, MI and the model panel's flags, for the navigator's filters and order."""
-    from desktop.ui.model_scoring import model_facts
-    return model_facts(q)

@@ -2,7 +2,7 @@
 annotations (gold where adjudicated, everyone's, or one annotator's), which imported
 file, and where.
 
-The dialog only gathers the choices: the writing is `desktop.commands.export.export`
+The dialog only gathers the choices: the writing is `desktop.app.export.export`
 (and `export_predictions`), the functions `mcqlens export` runs, so the file is the
 one the command line would write.
 """
@@ -41,7 +41,7 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export")
         named(self, "Export", "Write the annotations to a file")
         lay = QVBoxLayout(self)
-        from desktop.commands.export import LAYERS
+        from desktop.app.export import LAYERS
 
         lay.addWidget(wrapping("Write the items of this database to a file, as the command line's "
                                "“mcqlens export” does. Adjudicated (gold) versions are used where they exist "
@@ -128,12 +128,12 @@ class ExportDialog(QDialog):
         kind, layer, file = self.kind.currentData(), self.layer.currentData(), self.file.currentData()
         try:
             if kind == "predictions":
-                from desktop.commands.export_predictions import export_predictions
+                from desktop.app.export_predictions import export_predictions
 
                 n, n_items = export_predictions(self.store, out, force=bool(force))
                 summary = f"{out}: {count(n, 'prediction')} of {count(n_items, 'question')}"
             else:
-                from desktop.commands.export import export
+                from desktop.app.export import export
 
                 self.result = export(self.store, kind, out, annotator=layer if layer not in (GOLD_LAYER, EVERYONE)
                                      else None, everyone=layer == EVERYONE, file=file, force=bool(force))

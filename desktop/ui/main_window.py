@@ -55,10 +55,12 @@ from desktop.ui.problems_panel import ProblemsPanel
 from desktop.ui.question_view import QuestionView
 from desktop.ui.status_bar import MessageBar
 from desktop.ui.workers import Runner
+from inference.catalog import locate_model  # given (gui --model, File → Open) → remembered → shipped
 
 
 class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
-    def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True):
+    def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True,
+                 model_dir: str | None = None):
         super().__init__()
         # before any worker thread starts: cycles are collected on this thread only
         main_thread_gc.install()
@@ -92,7 +94,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self._progress: QProgressDialog | None = None
         from desktop.ui.model_review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
-        self.model_review = install_model_review(self, self.remembered_model_dir())
+        self.model_review = install_model_review(self, locate_model(model_dir, self.remembered_model_dir()))
         from desktop.ui.help_window import install_help_menu
         self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()

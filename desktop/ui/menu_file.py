@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QProgressDialog
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
-from desktop.ui.backend import read_file
+from desktop.app.imports import read_file
 from desktop.ui.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
 
 PROGRESS_STEPS = 1000  # the import bar's resolution
@@ -120,7 +120,7 @@ class FileMenu:
         remember_database(self.settings, self.database_where())  # the list offers the way back
         remember_database(self.settings, path)
         self.flush()
-        window = type(self)(backend, settings=self.settings, facts=self._want_facts)
+        window = type(self)(backend, settings=self.settings, facts=self._want_facts, model_dir=self.model_dir())
         window.owns_backend = True
         if backend.read_only:
             from desktop.ui.app import read_only_notice

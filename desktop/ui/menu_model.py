@@ -3,7 +3,7 @@ which scores every item (or the items the navigator shows) with a progress dialo
 
 Score all is work of the model panel's own thread and model (`scoring_worker.py`: one loaded
 model, one queue): the open item and the items ahead of it go first, Score all's chunks in
-between.  Each chunk is `desktop.commands.score.score_store`, the function behind `mcqlens
+between.  Each chunk is `desktop.app.score.score_store`, the function behind `mcqlens
 score`: the same rows stored, one transaction per chunk, so a cancelled run keeps what it
 scored and Score all… again goes on from there.  The model panel's own actions (accept
 evidence, rescore the item, pause, score ahead, …) join this menu (desktop/ui/model_review.py,
@@ -42,10 +42,8 @@ class ModelMenu:
 
     # ---- the model directory -------------------------------------------------------------------
     def remembered_model_dir(self) -> str | None:
-        """The directory chosen in an earlier session, unless `mcqlens gui --model` names one."""
-        from desktop.ui.model_scoring import MODEL_ENV
-
-        if os.environ.get(MODEL_ENV) or self.settings is None:
+        """The directory chosen in an earlier session (`inference.catalog.locate_model` weighs it)."""
+        if self.settings is None:
             return None
         path = str(self.settings.value(MODEL_DIR_KEY, "") or "")
         return path if path and os.path.isdir(path) else None
@@ -54,9 +52,9 @@ class ModelMenu:
         review = getattr(self, "model_review", None)
         if review is not None:
             return str(review.model_dir)
-        from desktop.ui.model_scoring import default_model_dir
+        from inference.catalog import locate_model
 
-        return self.remembered_model_dir() or str(default_model_dir())
+        return str(locate_model(None, self.remembered_model_dir()))
 
     def choose_model(self, name: str | None = None) -> bool:
         """Use one of the shipped models, chosen by name (asked for, with their sizes, when not given);
@@ -126,7 +124,7 @@ class ModelMenu:
             return False
         self.flush()
         items = self.navigator.visible_items() if only_shown else None
-        from desktop.ui.score_batch import ScoreBatch
+        from desktop.app.score_batch import ScoreBatch
 
         self._score_cancel = threading.Event()
         worker = review.worker

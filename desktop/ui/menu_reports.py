@@ -2,7 +2,7 @@
 between annotators, and the items on which they disagree — as a navigator filter and
 as a queue for the Adjudicate dialog.
 
-Report… runs `desktop.commands.report.corpus_report` (what `mcqlens report` runs) in a
+Report… runs `desktop.app.report.corpus_report` (what `mcqlens report` runs) in a
 worker thread; Agreement… shows `agreement_report` (what `mcqlens agreement` writes);
 the disagreements are `desktop.store.adjudication.disagreeing_items`, compared as the
 Adjudicate dialog compares them.  A mixin of `MainWindow`.
@@ -17,29 +17,12 @@ from PySide6.QtWidgets import QCheckBox, QProgressDialog
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
+from desktop.app.agreement import disagreeing_in_database
+from desktop.app.report import report_database
 from desktop.ui.dialog_kit import FOLDER, named, wrapping
 
 DISAGREE_FILTER = "annotators disagree"  # the navigator filter's name
 REPORT_DIR_KEY = "last_report_dir"
-
-
-def report_in_worker(db_path: str, out: str, progress) -> dict:
-    """In the worker thread: the corpus report through a connection of this thread's own."""
-    from desktop.commands.report import corpus_report
-    from desktop.store import open_database
-
-    progress(f"Writing the report into {out}…")
-    with open_database(db_path, "read", create=False) as store:
-        return corpus_report(store, out)
-
-
-def disagreements_in_worker(db_path: str, progress) -> list[str]:
-    """In the worker thread: the items with disagreements, through a connection of this thread's own."""
-    from desktop.store import open_database
-    from desktop.store.adjudication import disagreeing_items
-
-    with open_database(db_path, "read", create=False) as store:
-        return [d["item"] for d in disagreeing_items(store)]
 
 
 class ReportsMenu:
@@ -100,7 +83,7 @@ class ReportsMenu:
         self.report_runner.finished.connect(lambda summary: self._report_done(out, summary))
         self.report_runner.failed.connect(self._report_failed)
         dialog.show()
-        self.report_runner.start(report_in_worker, self.database_where(), out)
+        self.report_runner.start(report_database, self.database_where(), out)
         return True
 
     def _choose_report_folder(self) -> str | None:
@@ -200,7 +183,7 @@ class ReportsMenu:
         self.disagree_runner.finished.connect(self._show_disagreements)
         self.disagree_runner.failed.connect(lambda exc: self._error(f"Could not compare the annotators: {exc}"))
         self.tell("Finding the items where annotators disagree…")
-        self.disagree_runner.start(disagreements_in_worker, path)
+        self.disagree_runner.start(disagreeing_in_database, path)
 
     def _show_disagreements(self, items: list[str]) -> None:
         self.disagreeing = list(items)

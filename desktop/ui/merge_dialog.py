@@ -2,7 +2,7 @@
 what happened — items and annotations added, and every conflict — is listed.
 
 Preview plans the merge without writing; Merge writes it in one transaction.  Both
-are `desktop.commands.merge.merge_file`, what `mcqlens merge` (and `--dry-run`)
+are `desktop.app.merge.merge_file`, what `mcqlens merge` (and `--dry-run`)
 runs, so conflicts are kept exactly as the command line keeps them: the colleague's
 version beside ours as the layer `<annotator>@<file name>`, until someone adjudicates.
 """
@@ -79,7 +79,7 @@ class MergeDialog(QDialog):
 
     def run(self, dry_run: bool = False):
         """Plan (dry_run) or do the merge; returns the MergePlan (None if it failed)."""
-        from desktop.commands.merge import merge_file, summary
+        from desktop.app.merge import merge_file, summary
 
         other = self.path.path()
         if not other:

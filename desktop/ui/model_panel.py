@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QTabWidget, QVBoxLayout,
 
 from desktop.domain.model import letter
 from desktop.ui import colors
-from desktop.ui import model_scoring as ms
+from desktop.app import model_scoring as ms
 from desktop.ui.evidence_check import EvidenceCheck
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.steady import WrapLabel

@@ -16,13 +16,14 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
 
 from desktop.domain.model import MODEL
-from desktop.ui import model_scoring as ms
+from desktop.app import model_scoring as ms
 from desktop.ui.deferred import WhenShown
+from inference.catalog import locate_model
 from desktop.ui.evidence_check import ACCEPT_KEY, EDIT_KEY, REJECT_KEY, AgreementTally
 from desktop.ui.fit_text import ElidingCombo
 from desktop.ui.giveaway_view import GiveawayReview
 from desktop.ui.model_panel import ModelPanel
-from desktop.ui.model_stages import EVIDENCE, PROBABILITIES
+from desktop.app.model_stages import EVIDENCE, PROBABILITIES
 from desktop.ui.review_evidence import EvidenceDecisions
 from desktop.ui.review_queue import QueueWiring
 from desktop.ui.review_worker import WorkerWiring
@@ -35,7 +36,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         super().__init__(window)
         self.window = window
         self.backend = window.backend
-        self.model_dir = Path(model_dir) if model_dir else ms.default_model_dir()
+        self.model_dir = locate_model(model_dir)
         self.model = None
         self.model_error: str | None = None
         self.view: ms.ModelView | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Span
-from desktop.ui import model_scoring as ms
+from desktop.app import model_scoring as ms
 
 
 class EvidenceDecisions:

@@ -13,10 +13,10 @@ import os
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QActionGroup
 
-from desktop.ui import model_stages as stages
+from desktop.app import model_stages as stages
 from desktop.ui import workers
 from desktop.ui.fit_text import ElidedLabel
-from desktop.ui.model_queue import status_text
+from desktop.app.model_queue import status_text
 
 AHEAD_KEY = "score_ahead"
 PAUSE_KEY = "model_paused"

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from desktop.ui import colors
-from desktop.ui import model_scoring as ms
+from desktop.app import model_scoring as ms
 from desktop.ui.scoring_worker import ScoringWorker
 
 

@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.ui import model_scoring
-from desktop.ui import model_stages as stages
-from desktop.ui.model_queue import ModelQueue, Target
+from desktop.app import model_scoring
+from desktop.app import model_stages as stages
+from desktop.app.model_queue import ModelQueue, Target
 from desktop.ui.thread_priority import BACKGROUND_NICE, yield_to_the_window  # noqa: F401 - BACKGROUND_NICE: tests
 
 ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before the model starts on it

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.model import letter
 from desktop.ui import colors
-from desktop.ui.model_scoring import NOTA_TEXT
+from desktop.app.model_scoring import NOTA_TEXT
 from desktop.ui.probability_bars import ProbabilityBars, Series
 from desktop.ui.steady import WrapLabel
 from desktop.ui.fit_text import ElidingCombo

@@ -21,12 +21,16 @@ Flags (World Knowledge seed):
 """
 from __future__ import annotations
 
-import os
+import json
+import math
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from desktop.domain.model import Prediction, Question
+import inference
+from desktop.domain.expmrc_metric import evidence_f1
+from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED, Prediction, Question
 
 SHORTCUT = "shortcut"
 STANDARD = "standard"
@@ -38,23 +42,10 @@ NOTA_TEXT = "None of the answers are correct."  # the None-of-the-above seed's a
 ANSWERABLE_WITHOUT_READING = "answerable_without_reading"  # desktop.domain.typology key
 FLAG_NO_READING = "answerable without reading?"
 FLAG_LOW_MI = "context barely helps"
-MODEL_ENV = "MCQLENS_MODEL"
-
-
-def default_model_dir() -> Path:
-    """$MCQLENS_MODEL (set by `mcqlens gui --model DIR`), else models/default/ of this checkout."""
-    given = os.environ.get(MODEL_ENV)
-    if given:
-        return Path(given)
-    here = Path(__file__).resolve().parents[2] / "models" / "default"
-    return here if here.is_dir() or not Path("models/default").is_dir() else Path("models/default")
 
 
 def say_which_model(directory: str | Path) -> None:
     """One line on stderr naming the model the window uses (`mcqlens gui` says it, as `mcqlens score` does)."""
-    import json
-    import sys
-
     try:
         card = json.loads((Path(directory) / "card.json").read_text(encoding="utf-8"))
         print(f"model {card.get('id')} ({card.get('name')}): {directory}", file=sys.stderr)
@@ -64,9 +55,7 @@ def say_which_model(directory: str | Path) -> None:
 
 def load(directory: str | Path):
     """The model for the panel; ModelError (with the reason in words) when there is none."""
-    from inference import load_model
-
-    return load_model(directory)
+    return inference.load_model(directory)
 
 
 # ---------------------------------------------------------------------------- scoring
@@ -80,9 +69,7 @@ def score_item(model, question: Question, passage_text: str,
     """Both formats (those the model serves) and the evidence for one item; None when cancelled.
 
     The rows are `inference.score`'s, exactly what `mcqlens score` stores for the item."""
-    from inference import score
-
-    out = score(model, [question], [passage_text], _formats(model), cancel=cancel)
+    out = inference.score(model, [question], [passage_text], _formats(model), cancel=cancel)
     if not out:
         return None
     return out[0].predictions()
@@ -91,11 +78,9 @@ def score_item(model, question: Question, passage_text: str,
 def score_chunk(model, items: Sequence[tuple[Question, str]],
                 cancel: Callable[[], bool] | None = None) -> list[tuple[str, Prediction]]:
     """(item id, Prediction) rows for the items scored before `cancel()` turned true."""
-    from inference import score
-
     if not items:
         return []
-    out = score(model, [q for q, _ in items], [t for _, t in items], _formats(model), cancel=cancel)
+    out = inference.score(model, [q for q, _ in items], [t for _, t in items], _formats(model), cancel=cancel)
     return [(r.item_id, p) for r in out for p in r.predictions()]
 
 
@@ -114,11 +99,9 @@ def whatif_shortcut(model, question: Question, alternatives: Sequence[str],
     `nota_index` marks the alternative that is the None-of-the-above text, which a
     cloze stem formats differently (inference.formatting).
     """
-    from inference import score
-
     scratch = replace(question, alternatives=list(alternatives), spans=[], predictions=[])
     fmt = SHORTCUT if SHORTCUT in model.card.formats else model.card.formats[0]
-    out = score(model, [scratch], [""], [fmt], nota_indices=[nota_index], evidence=None)
+    out = inference.score(model, [scratch], [""], [fmt], nota_indices=[nota_index], evidence=None)
     f = out[0].formats[fmt]
     return WhatIf(list(f.probabilities))
 
@@ -171,7 +154,6 @@ class ModelView:
 def _n_eff(p: Prediction) -> float:
     if "n_eff" in p.extra:
         return float(p.extra["n_eff"])
-    import math
     h = -sum(x * math.log2(x) for x in p.probabilities if x > 0)
     return 2.0 ** h
 
@@ -204,8 +186,6 @@ def view_of(question: Question, predictions: Sequence[Prediction] | None = None,
             view.evidence_rejected_by = list(p.extra.get("evidence_rejected_by", []))
     s, c = view.formats.get(SHORTCUT), view.formats.get(STANDARD)
     if s is not None and c is not None:
-        import math
-
         view.mi_bits = math.log2(s.n_eff) - math.log2(c.n_eff)  # H = log2 N
     return view
 
@@ -233,8 +213,6 @@ def rejection(prediction: Prediction, annotator: str) -> Prediction:
 
 def evidence_agreement(model_evidence: str, annotator_evidence: Sequence[str]) -> float | None:
     """ExpMRC evidence F1 (0..1) of the model's evidence against the annotator's spans; None if either is missing."""
-    from desktop.domain.expmrc_metric import evidence_f1
-
     if not model_evidence or not annotator_evidence:
         return None
     return evidence_f1(model_evidence, annotator_evidence)
@@ -244,8 +222,6 @@ def agreement_over(datasets, annotator: str, model_id: str) -> tuple[dict[str, f
     """The stored state of the spot-check: per item the evidence F1 of `model_id`'s evidence
     against `annotator`'s evidence spans, and the decisions the store shows (a span of
     origin model-accepted: accepted; the annotator among those who rejected: rejected)."""
-    from desktop.domain.model import EVIDENCE, MODEL, MODEL_ACCEPTED
-
     f1: dict[str, float] = {}
     decisions: dict[str, str] = {}
     for ds in datasets:

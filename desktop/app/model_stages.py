@@ -19,6 +19,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
+import inference
+from inference import giveaway as G
+from desktop.app.score import formats_for, prediction_rows
 from desktop.domain.model import Prediction, Question
 
 PROBABILITIES = "probabilities"
@@ -31,9 +34,7 @@ STANDARD = "standard"
 
 def formats_of(model) -> list[str]:
     """The formats `mcqlens score` scores with this model, in its order."""
-    from desktop.commands.score import _formats
-
-    return _formats(None, model.formats)
+    return formats_for(None, model.formats)
 
 
 def stored(model, question: Question) -> dict[str, Prediction]:
@@ -61,8 +62,6 @@ def needs(model, question: Question, passage_text: str, explanation_current: boo
 
 
 def giveaway_served(model) -> bool:
-    from inference import giveaway as G
-
     return G.FORMAT in model.card.formats
 
 
@@ -73,9 +72,6 @@ def score_probabilities(model, question: Question, passage_text: str, cancel: Ca
     """(QuestionScores of every format, rows to store) or None when cancelled.  Formats already
     stored are not scored again (unless `rescore`); MI is completed from them as `mcqlens
     score` completes it."""
-    import inference
-    from desktop.commands.score import _rows
-
     fmts = formats_of(model)
     have = {} if rescore else {f: replace(p, extra=dict(p.extra)) for f, p in stored(model, question).items()}
     missing = [f for f in fmts if f not in have]
@@ -85,7 +81,7 @@ def score_probabilities(model, question: Question, passage_text: str, cancel: Ca
     if not out:
         return None
     result = out[0]
-    rows = [p for _, p in _rows(result, have)]
+    rows = [p for _, p in prediction_rows(result, have)]
     pending = STANDARD in result.formats and bool(passage_text)
     if pending:
         rows = [replace(p, extra={**p.extra, PENDING: True}) if p.input_format == STANDARD else p for p in rows]
@@ -96,17 +92,15 @@ def score_probabilities(model, question: Question, passage_text: str, cancel: Ca
 def scores_from_predictions(model, item_id: str, predictions):
     """The QuestionScores that stored rows of `model` came from (for the evidence of rows
     stored in an earlier session), in `formats_of` order; None when a row lacks what is needed."""
-    from inference import FormatScores, QuestionScores
-
     by = {p.input_format: p for p in predictions if p.model_id == model.id and p.probabilities}
-    r = QuestionScores(item_id, model.id, model_name=model.card.name)
+    r = inference.QuestionScores(item_id, model.id, model_name=model.card.name)
     try:
         for f in formats_of(model):
             p = by.get(f)
             if p is None:
                 continue
             x = p.extra
-            r.formats[f] = FormatScores(f, [float(v) for v in p.probabilities], int(x["predicted"]),
+            r.formats[f] = inference.FormatScores(f, [float(v) for v in p.probabilities], int(x["predicted"]),
                                         float(x["entropy_bits"]), float(x["n_eff"]),
                                         [float(v) for v in x["logits"]], float(x["temperature"]))
     except (KeyError, TypeError, ValueError):
@@ -119,8 +113,6 @@ def scores_from_predictions(model, item_id: str, predictions):
 def score_evidence(model, scores, question: Question, passage_text: str) -> list[Prediction]:
     """The standard row with the model's evidence (and without the pending mark): the row
     `inference.score` gives with its evidence."""
-    import inference
-
     scores.evidence = None
     inference.add_evidence(model, [scores], [question], [passage_text])
     return [p for p in scores.predictions() if p.input_format == STANDARD]
@@ -130,8 +122,6 @@ def score_evidence(model, scores, question: Question, passage_text: str) -> list
 
 def explanation_is_current(store, model, question: Question) -> bool:
     """Whether the store holds this model's give-away words for the item's text."""
-    from inference import giveaway as G
-
     try:
         data = store.explanation(question.id, model.id, G.variant())
         ex = G.Explanation.from_json(data) if data else None
@@ -142,7 +132,5 @@ def explanation_is_current(store, model, question: Question) -> bool:
 
 def explain(model, question: Question, cancel: Callable[[], bool] | None = None):
     """The give-away words (an `inference.giveaway.Explanation`), or None when cancelled."""
-    from inference import giveaway as G
-
     got = G.explain(model, [question], cancel=cancel)
     return got[0] if got else None

@@ -20,6 +20,8 @@ from desktop.domain import values
 from desktop.domain.errors import InputError
 from desktop.domain.model import LETTERS
 
+from . import atomic
+
 # Files are read whole; this bounds memory for a user who points us at the wrong file.
 MAX_BYTES = 200 * 1024 * 1024
 
@@ -347,11 +349,7 @@ class IdRegistry:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write next to the target then rename, so a failed export never leaves half a file."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
+    atomic.write_text(path, text)
 
 
 def dumps_line(obj: Any, style: dict | None = None) -> str:

@@ -1,6 +1,6 @@
 """Model → Score all… as work of the model's thread (plain Python, no Qt): the window's one
 loaded model scores the items in chunks of `mcqlens score`'s own function
-(`desktop.commands.score.score_store`: the same rows, one transaction per chunk), and between
+(`desktop.app.score.score_store`: the same rows, one transaction per chunk), and between
 two chunks — or inside one, through its `cancel` — the open item and the items ahead of it go
 first.  Cancel keeps every stored chunk; Score all again goes on from there.
 """
@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Callable
 
+from desktop.app import score
 from desktop.domain.words import count
 
 
@@ -22,17 +23,15 @@ class ScoreBatch:
         self.advance = advance
         self.todo: list[str] | None = None
         self.pos = 0
-        self.run = None  # desktop.commands.score.ScoreRun, summed over the chunks
+        self.run = None  # desktop.app.score.ScoreRun, summed over the chunks
         self.active_s = 0.0  # time spent scoring (not waiting for the open item)
         self.formats: list[str] = []
 
     def start(self, store, model, formats: list[str]) -> None:
-        from desktop.commands.score import ScoreRun
-
         self.formats = list(formats)
         listed, todo = store.scoring_plan(model.id, self.formats, self.items)
         self.todo = todo
-        self.run = ScoreRun(model.id, list(formats), questions=len(listed), already=len(listed) - len(todo),
+        self.run = score.ScoreRun(model.id, list(formats), questions=len(listed), already=len(listed) - len(todo),
                             to_score=len(todo))
         self.text(f"{self.run.to_score} of {count(self.run.questions, 'question')} to score with "
                   f"{model.card.name}; {self.run.already} already have its scores (kept)")
@@ -55,20 +54,18 @@ class ScoreBatch:
         """Score and store the next chunk; True once the batch is over (done or cancelled).
         `preempt()` turning true (the window wants the model) ends the step early, keeping
         what is stored; the next step goes on from there."""
-        from desktop.commands import score as score_cmd
-
         if self.todo is None:
-            self.start(store, model, self.formats or score_cmd._formats(None, model.formats))
+            self.start(store, model, self.formats or score.formats_for(None, model.formats))
         if self.cancel.is_set():
             self.run.cancelled = True
             return True
-        chunk = self.todo[self.pos:self.pos + score_cmd.CHUNK]  # read at call time (a test sets CHUNK)
+        chunk = self.todo[self.pos:self.pos + score.CHUNK]  # read at call time (a test sets CHUNK)
         if not chunk:
             return True
         pairs_before = self.run.scored * len(self.formats)
         total_pairs = self.run.to_score * len(self.formats)
         t0 = time.perf_counter()
-        r = score_cmd.score_store(store, model, self.formats, items=chunk, chunk=len(chunk),
+        r = score.score_store(store, model, self.formats, items=chunk, chunk=len(chunk),
                                   cancel=lambda: self.cancel.is_set() or preempt(),
                                   progress=lambda done, _t: self.advance(pairs_before + done, total_pairs))
         self.active_s += time.perf_counter() - t0

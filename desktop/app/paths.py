@@ -1,4 +1,4 @@
-"""The checks every command makes on the paths it is given, before doing any work.
+"""The checks every task makes on the paths it is given, before doing any work.
 
 What a command reads is checked at the one door (`desktop.formats.door.input_file`);
 here is what it writes: `output_file` / `output_folder`, checked BEFORE the work (a merge
@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from desktop.domain.errors import McqLensError
+from desktop.store import own_files
 
 
 def _kind(mode: int) -> str:
@@ -68,3 +69,10 @@ def output_folder(path: str | Path, force: bool | None = None, export_suffix: st
             raise McqLensError(f"cannot replace the folder {p}: {entry} is not an exported {export_suffix} file "
                                "(only a previous export is replaced with --force)")
     return p
+
+
+def not_the_database(store, out: Path) -> None:
+    """An export never replaces the database it reads, nor its -wal/-shm (even with --force)."""
+    if own_files.among(out, store.path) is not None and not out.is_dir():
+        raise McqLensError(f"cannot write {out}: it is the database being exported (or one of its side files); "
+                           "choose another file")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.ui.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES
+from desktop.app.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES
 
 STAGE_RANK = {PROBABILITIES: 0, EVIDENCE: 1, GIVEAWAY: 2}
 WHY_RANK = 0.5  # the open item's give-away words while the Why? tab is shown: after its probabilities
