@@ -1,7 +1,7 @@
 """The model's queue without a model or a window (issue 29): what it does next, and the status
 bar's few words on it.  In the window: tests/test_ui_model_queue.py."""
-from desktop.ui.model_queue import ModelQueue, Target, status_text
-from desktop.ui.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES
+from desktop.ui.model.queue_order import ModelQueue, Target, status_text
+from desktop.ui.model.stages import EVIDENCE, GIVEAWAY, PROBABILITIES
 
 
 def test_the_plan_puts_the_open_item_first_and_probabilities_ahead_of_evidence():

@@ -179,7 +179,7 @@ def test_a_closed_pipe_on_stdout_is_not_a_traceback(db, args, unbuffered):
 
 @pytest.mark.skipif(not (TINY / "card.json").is_file(), reason="the tiny test model is not built")
 def test_screenshot_computes_scores_but_stores_nothing(db, tmp_path, monkeypatch, capsys):
-    from desktop.ui import model_review
+    from desktop.ui.model import review as model_review
 
     shown = []
     real = model_review.ModelReview._show_unstored

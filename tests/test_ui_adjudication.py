@@ -22,7 +22,7 @@ from desktop.domain.model import EVIDENCE  # noqa: E402
 from desktop.formats import expmrc  # noqa: E402
 from desktop.store import Store  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
-from desktop.ui.layers import ALL, LayerDialog, span_tooltip  # noqa: E402
+from desktop.ui.menus.annotators import ALL, LayerDialog, span_tooltip  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,9 @@ from desktop.domain import difficulty as km  # noqa: E402
 from desktop.domain import typology as ty  # noqa: E402
 from desktop.domain.model import BASIS, EVIDENCE  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import accessibility, colors, guide  # noqa: E402
+from desktop.ui.kit import accessibility  # noqa: E402
+from desktop.ui.kit import colors
+from desktop.ui.help import guide
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -473,7 +475,7 @@ def _cut(window: MainWindow) -> list[tuple[str, str]]:
     """Every label and combo box on screen whose text is cut without "…" and a tooltip holding it."""
     from PySide6.QtWidgets import QComboBox
 
-    from desktop.ui.fit_text import fits
+    from desktop.ui.kit.fit_text import fits
     out = []
     for w in [*window.findChildren(QLabel), *window.findChildren(QComboBox)]:
         if w.isVisibleTo(window) and w.width() > 0:

@@ -107,7 +107,7 @@ def test_panel_fills_after_switching_items(qtbot, monkeypatch, green):
 
 @needs_model
 def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypatch, green, tmp_path):
-    """Model → Score all… (desktop/ui/menu_model.py) scores in a worker; cancel and resume:
+    """Model → Score all… (desktop/ui/menus/model.py) scores in a worker; cancel and resume:
     tests/test_ui_stories.py."""
     window = _window(qtbot, monkeypatch, green, TINY, db=tmp_path / "review.db")
     mr = window.model_review

@@ -22,11 +22,11 @@ from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
 from desktop import cli, formats  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import model_stages  # noqa: E402
+from desktop.ui.model import stages as model_stages  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
-from desktop.ui.navigator_model import SCORED_MARK  # noqa: E402
+from desktop.ui.model.stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
+from desktop.ui.navigator.item_list import SCORED_MARK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"

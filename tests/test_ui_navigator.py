@@ -17,7 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from desktop import formats  # noqa: E402
 from desktop.domain.changes import Change  # noqa: E402
 from desktop.store import Store, item_filters  # noqa: E402
-from desktop.ui import navigator_model as navigator_module  # noqa: E402
+from desktop.ui.navigator.panel import item_list as navigator_module  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.menu_file import PROGRESS_STEPS  # noqa: E402
+from desktop.ui.menus.file import PROGRESS_STEPS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBRACE = ROOT.parent / "shared" / "data" / "embrace"
@@ -51,7 +51,7 @@ def _watch_progress(window: MainWindow) -> list[tuple[int, int, str]]:
 
 
 def test_import_bar_counts_files_and_records(qtbot, tmp_path, monkeypatch):
-    from desktop.ui.workers import Runner
+    from desktop.ui.kit.workers import Runner
     monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)  # every report, however fast the machine reads
     window = _open(qtbot, tmp_path / "a.db")
     seen = _watch_progress(window)
@@ -78,7 +78,7 @@ def test_import_bar_counts_files_and_records(qtbot, tmp_path, monkeypatch):
 def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monkeypatch):
     import threading
 
-    from desktop.ui.workers import Runner
+    from desktop.ui.kit.workers import Runner
     monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)
     window = _open(qtbot, tmp_path / "b.db")
     first_reports: list[float] = []
@@ -98,8 +98,8 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
     window.import_runner.finished.connect(results.append)
     window.import_runner.failed.connect(results.append)
     stopped: list = []
-    from desktop.ui import menu_file
-    from desktop.ui.workers import Cancelled
+    from desktop.ui.menus import file as menu_file
+    from desktop.ui.kit.workers import Cancelled
     real_read = menu_file.read_file
 
     def read_and_watch(path, progress=None):

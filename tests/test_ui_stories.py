@@ -25,7 +25,7 @@ from desktop.domain.model import BASIS  # noqa: E402
 from desktop.store import Store  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.menu_file import recent_databases  # noqa: E402
+from desktop.ui.menus.file import recent_databases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"

@@ -235,7 +235,7 @@ def test_import_error_is_told_in_words(qtbot, tmp_path):
 
 
 def test_demo_items_on_first_run(qtbot, tmp_path):
-    from desktop.ui.demo_data import demo_dataset
+    from desktop.ui.menus.demo_data import demo_dataset
     ds = demo_dataset()
     window = _open(qtbot, tmp_path / "d.db")
     window.load_demo()
@@ -307,7 +307,7 @@ def test_difficulty_form_from_scratch_tom_pair_toi_search_and_eligibility(qtbot,
 
 
 def test_passage_offsets_stay_python_offsets_with_crlf_and_emoji(qtbot):
-    from desktop.ui.passage_view import PassageView
+    from desktop.ui.item.passage_view import PassageView
     text = "First line.\r\nA smile 😀 then the word target here."
     view = PassageView()
     qtbot.addWidget(view)

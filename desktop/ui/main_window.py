@@ -4,14 +4,14 @@ The window reads like its menus; each menu's work lives in a module named after 
 
 | menu | module |
 | --- | --- |
-| File (new, open, recent, import, export, merge) | `menu_file.py` (dialogs: `export_dialog.py`, `merge_dialog.py`) |
-| Edit (undo, redo) | `menu_edit.py`; every edit itself: `editing.py` |
-| Mark (and the mark bar) | `menu_mark.py` |
-| Go (next, previous, unfinished) | `menu_go.py` |
-| Annotators (layers, adjudicate) | `layers.py`, `adjudication_dialog.py` |
-| Model (model directory, score all; the panel) | `menu_model.py`, `model_review.py` (the panel: `model_panel.py`) |
-| Reports (report, agreement, disagreements) | `menu_reports.py`, `agreement_dialog.py` |
-| Help | `menu_help.py` |
+| File (new, open, recent, import, export, merge) | `menus/file.py` (dialogs: `dialogs/export.py`, `dialogs/merge.py`) |
+| Edit (undo, redo) | `menus/edit.py`; every edit itself: `editing/edits.py` |
+| Mark (and the mark bar) | `menus/mark.py` |
+| Go (next, previous, unfinished) | `menus/go.py` |
+| Annotators (layers, adjudicate) | `menus/annotators.py`, `dialogs/adjudication.py` |
+| Model (model directory, score all; the panel) | `menus/model.py`, `model/review.py` (the panel: `model/panel.py`) |
+| Reports (report, agreement, disagreements) | `menus/reports.py`, `dialogs/agreement.py` |
+| Help | `menus/help.py` |
 
 Every edit becomes one `store.apply(Change)` the moment it is made; the status
 bar says "saved" only after the store has committed it.  Reading files and
@@ -32,29 +32,29 @@ from PySide6.QtWidgets import (
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import BASIS, Dataset, Passage
 from desktop.domain.words import count
-from desktop.ui import main_thread_gc
+from desktop.ui.kit import main_thread_gc
 from desktop.ui.backend import Backend, ItemState, question_facts
-from desktop.ui.comments_panel import CommentsPanel
-from desktop.ui.deferred import WhenShown
-from desktop.ui.dialog_kit import system_path_chooser
-from desktop.ui.difficulty_form import DifficultyForm
-from desktop.ui.editing import Editing
-from desktop.ui.fit_text import ElidedLabel
-from desktop.ui.menu_edit import EditMenu
-from desktop.ui.menu_file import FileMenu
-from desktop.ui.menu_go import GoMenu
-from desktop.ui.menu_help import HelpMenu
-from desktop.ui.menu_mark import MarkMenu
-from desktop.ui.menu_model import ModelMenu
-from desktop.ui.menu_reports import ReportsMenu
-from desktop.ui.navigator import Navigator
-from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
-from desktop.ui.panel_tabs import PanelTabs
-from desktop.ui.passage_view import PassageView
-from desktop.ui.problems_panel import ProblemsPanel
-from desktop.ui.question_view import QuestionView
-from desktop.ui.status_bar import MessageBar
-from desktop.ui.workers import Runner
+from desktop.ui.item.comments_panel import CommentsPanel
+from desktop.ui.kit.deferred import WhenShown
+from desktop.ui.dialogs.dialog_kit import system_path_chooser
+from desktop.ui.item.difficulty_form import DifficultyForm
+from desktop.ui.editing.edits import Editing
+from desktop.ui.kit.fit_text import ElidedLabel
+from desktop.ui.menus.edit import EditMenu
+from desktop.ui.menus.file import FileMenu
+from desktop.ui.menus.go import GoMenu
+from desktop.ui.menus.help import HelpMenu
+from desktop.ui.menus.mark import MarkMenu
+from desktop.ui.menus.model import ModelMenu
+from desktop.ui.menus.reports import ReportsMenu
+from desktop.ui.navigator.panel import Navigator
+from desktop.ui.editing.other_windows import ChangeWatcher, ConflictBanner
+from desktop.ui.item.panel_tabs import PanelTabs
+from desktop.ui.item.passage_view import PassageView
+from desktop.ui.item.problems_panel import ProblemsPanel
+from desktop.ui.item.question_view import QuestionView
+from desktop.ui.kit.status_bar import MessageBar
+from desktop.ui.kit.workers import Runner
 
 
 class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
@@ -76,7 +76,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self._want_facts = facts
         self._build()
         self._build_menus()
-        from desktop.ui.layers import install_annotators_menu
+        from desktop.ui.menus.annotators import install_annotators_menu
         self.layers = install_annotators_menu(self)  # Annotators menu; filters the passage's spans by annotator
         self._build_model_menu()  # before the panel, which adds its actions to it
         self._build_reports_menu()
@@ -90,15 +90,15 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.import_runner.finished.connect(self._import_read)
         self.import_runner.failed.connect(self._import_failed)
         self._progress: QProgressDialog | None = None
-        from desktop.ui.model_review import install as install_model_review
+        from desktop.ui.model.review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
         self.model_review = install_model_review(self, self.remembered_model_dir())
-        from desktop.ui.help_window import install_help_menu
+        from desktop.ui.help.window import install_help_menu
         self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()
         self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
         self.watcher.start_from_now()
-        from desktop.ui import accessibility
+        from desktop.ui.kit import accessibility
         accessibility.ensure(self)  # every control has a name and a description for screen readers
 
     # ================================================================ layout
@@ -174,7 +174,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
         self.statusBar().addPermanentWidget(self.database_label)
-        from desktop.ui.window_fit import initial_size
+        from desktop.ui.kit.window_fit import initial_size
         self.resize(*initial_size(self, 1580, 960))
 
 
@@ -326,7 +326,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
             button.setVisible(not what)
 
     def _show_problems(self, st: ItemState) -> None:
-        from desktop.ui.suggestions import pending
+        from desktop.ui.item.suggestions import pending
         q = st.question
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
                                n_alternatives=len(q.alternatives))

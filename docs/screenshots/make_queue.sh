@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from desktop.ui import model_stages
+from desktop.ui.model import stages as model_stages
 from desktop.ui.app import application
 from desktop.ui.backend import Backend
 from desktop.ui.main_window import MainWindow

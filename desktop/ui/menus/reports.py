@@ -1,0 +1,230 @@
+"""The Reports menu: the corpus report (opened in the system browser), the agreement
+between annotators, and the items on which they disagree — as a navigator filter and
+as a queue for the Adjudicate dialog.
+
+Report… runs `desktop.commands.report.corpus_report` (what `mcqlens report` runs) in a
+worker thread; Agreement… shows `agreement_report` (what `mcqlens agreement` writes);
+the disagreements are `desktop.store.adjudication.disagreeing_items`, compared as the
+Adjudicate dialog compares them.  A mixin of `MainWindow`.
+"""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QCheckBox, QProgressDialog
+
+from desktop.domain.errors import McqLensError
+from desktop.domain.words import count
+from desktop.ui.dialogs.dialog_kit import FOLDER, named, wrapping
+
+DISAGREE_FILTER = "annotators disagree"  # the navigator filter's name
+REPORT_DIR_KEY = "last_report_dir"
+
+
+def report_in_worker(db_path: str, out: str, progress) -> dict:
+    """In the worker thread: the corpus report through a connection of this thread's own."""
+    from desktop.commands.report import corpus_report
+    from desktop.store import Store
+
+    progress(f"Writing the report into {out}…")
+    with Store.open(db_path, create=False) as store:
+        return corpus_report(store, out)
+
+
+def disagreements_in_worker(db_path: str, progress) -> list[str]:
+    """In the worker thread: the items with disagreements, through a connection of this thread's own."""
+    from desktop.store import Store
+    from desktop.store.adjudication import disagreeing_items
+
+    with Store.open(db_path, create=False) as store:
+        return [d["item"] for d in disagreeing_items(store)]
+
+
+class ReportsMenu:
+    def _build_reports_menu(self) -> None:
+        menu = self.menuBar().addMenu("&Reports")
+        self.reports_menu = menu
+        self.open_url = QDesktopServices.openUrl  # how a finished report is shown (a test records instead)
+        self.report_runner = None
+        self.report_progress: QProgressDialog | None = None
+        self.last_report: str | None = None
+        self.agreement_dialog = None
+        self.disagreeing: list[str] = []
+        self.disagree_runner = None
+        self.report_action = self._action(menu, "&Report…", lambda: self.write_report())
+        self.agreement_action = self._action(menu, "&Agreement…", self.show_agreement)
+        menu.addSeparator()
+        self.disagree_action = self._action(menu, "Show only items where annotators &disagree",
+                                            lambda checked: self.filter_disagreements(checked))
+        self.disagree_action.setCheckable(True)
+        self.adjudicate_all_action = self._action(menu, "Ad&judicate the disagreements…",
+                                                  lambda: self.adjudicate_disagreements())
+        # the navigator's entry for the same filter
+        self.disagree_box = named(QCheckBox(DISAGREE_FILTER), "Annotators disagree",
+                                  "Show only the items on which annotators disagree (Reports menu)")
+        self.disagree_box.toggled.connect(self.filter_disagreements)
+        layout = self.navigator.layout()
+        layout.insertWidget(max(0, layout.count() - 2), self.disagree_box)
+
+    # ---- corpus report --------------------------------------------------------------------------
+    def write_report(self, out: str | None = None) -> bool:
+        """Write the corpus report into folder `out` (asked for when not given) and open index.html."""
+        if self.backend.path in (None, "", ":memory:"):
+            self._error("Report… works on a database file; this window's database is in memory.")
+            return False
+        if out is None:
+            out = self._choose_report_folder()
+            if not out:
+                return False
+        if self.report_runner is not None and self.report_runner.busy:
+            self.tell("A report is being written already.")
+            return False
+        if self.settings is not None:
+            self.settings.setValue(REPORT_DIR_KEY, out)
+        self.flush()
+        from desktop.ui.kit.workers import Runner
+
+        self.report_runner = Runner(self)
+        dialog = QProgressDialog("", "Stop waiting", 0, 0, self)
+        dialog.setLabel(wrapping(f"Writing the report into {out}…", "Report progress"))
+        dialog.setWindowTitle("Report")
+        dialog.setAccessibleName("Report progress")
+        dialog.setAccessibleDescription("The corpus report is being written; it opens in the browser when done")
+        dialog.setMinimumDuration(0)
+        dialog.setMinimumWidth(480)
+        dialog.canceled.connect(self._report_cancel)
+        self.report_progress = dialog
+        self.report_runner.progressed.connect(dialog.setLabelText)
+        self.report_runner.finished.connect(lambda summary: self._report_done(out, summary))
+        self.report_runner.failed.connect(self._report_failed)
+        dialog.show()
+        self.report_runner.start(report_in_worker, self.database_where(), out)
+        return True
+
+    def _choose_report_folder(self) -> str | None:
+        """Ask for the report's folder, proposing one that exists: the last one, else `report`
+        beside the database, made now (a folder dialog cannot choose a folder that is not
+        there) and removed again if it is left empty and another is chosen or none."""
+        remembered = str(self.settings.value(REPORT_DIR_KEY, "")) if self.settings is not None else ""
+        start = remembered if remembered and os.path.isdir(remembered) else \
+            os.path.join(os.path.dirname(self.database_where()), "report")
+        made = None
+        if not os.path.lexists(start):
+            try:
+                os.makedirs(start)
+                made = start
+            except OSError:
+                start = os.path.dirname(start)
+        out = self.path_chooser(self, "Write the report into a folder", FOLDER, start, "")
+        if made is not None and (not out or os.path.abspath(out) != os.path.abspath(made)):
+            try:
+                os.rmdir(made)  # only while empty: never a folder with anything in it
+            except OSError:
+                pass
+        return out or None
+
+    def _report_done(self, out: str, summary: dict) -> None:
+        self._report_closed()
+        index = os.path.abspath(os.path.join(out, "index.html"))
+        self.last_report = index
+        self.tell(f"Report: {count(summary['items'], 'item')}, {summary['eligible']} eligible; {index}")
+        if self.open_url(QUrl.fromLocalFile(index)) is False:  # no browser, or none that would open it
+            self._error(f"The report is written, but no web browser could open it. Open this file by hand:\n"
+                        f"{index}", title="Report written")
+
+    def _report_failed(self, exc) -> None:
+        self._report_closed()
+        self._error(f"The report was not written: {exc}")
+
+    def _report_cancel(self) -> None:
+        if self.report_runner is not None:
+            self.report_runner.cancel()  # its result is ignored; files written so far stay
+        self._report_closed()
+        self.tell("Stopped waiting for the report.")
+
+    def _report_closed(self) -> None:
+        if self.report_progress is not None:
+            self.report_progress.canceled.disconnect(self._report_cancel)
+            self.report_progress.close()
+            self.report_progress = None
+
+    def close_reports(self) -> None:
+        """The window closes: results still to come are dropped."""
+        for runner in (self.report_runner, self.disagree_runner, getattr(self.agreement_dialog, "runner", None)):
+            if runner is not None:
+                runner.cancel()
+
+    # ---- agreement ------------------------------------------------------------------------------
+    def show_agreement(self):
+        from desktop.ui.dialogs.agreement import AgreementDialog
+
+        self.flush()
+        dialog = AgreementDialog(self)
+        self.agreement_dialog = dialog
+        dialog.show()
+        dialog.start()
+        return dialog
+
+    # ---- disagreements --------------------------------------------------------------------------
+    def disagreeing_items(self) -> list[str]:
+        from desktop.store.adjudication import disagreeing_items
+
+        try:
+            self.disagreeing = [d["item"] for d in disagreeing_items(self.backend.store)]
+        except McqLensError as exc:
+            self._error(str(exc))
+            self.disagreeing = []
+        return self.disagreeing
+
+    def filter_disagreements(self, on: bool) -> None:
+        """Show only the items on which annotators disagree (or every item again); the items are
+        found in a worker for a database file (it compares every item two annotators worked on)."""
+        for w in (self.disagree_action, self.disagree_box):
+            w.blockSignals(True)
+            w.setChecked(on)
+            w.blockSignals(False)
+        if self.disagree_runner is not None:
+            self.disagree_runner.cancel()
+        if not on:
+            self.navigator.set_filter_ids(DISAGREE_FILTER, None)
+            return
+        path = self.database_where()
+        if path == ":memory:":
+            self._show_disagreements(self.disagreeing_items())
+            return
+        from desktop.ui.kit.workers import Runner
+
+        self.disagree_runner = Runner(self)
+        self.disagree_runner.finished.connect(self._show_disagreements)
+        self.disagree_runner.failed.connect(lambda exc: self._error(f"Could not compare the annotators: {exc}"))
+        self.tell("Finding the items where annotators disagree…")
+        self.disagree_runner.start(disagreements_in_worker, path)
+
+    def _show_disagreements(self, items: list[str]) -> None:
+        self.disagreeing = list(items)
+        wanted = set(items)
+        self.navigator.set_filter_ids(DISAGREE_FILTER, sorted(wanted))
+        self.tell(f"{count(len(wanted), 'item')} on which annotators disagree.")
+
+    def adjudicate_disagreements(self, start: str | None = None):
+        """The Adjudicate dialog, fed the items with disagreements one after another."""
+        from desktop.ui.dialogs.adjudication import AdjudicationDialog
+
+        # the filter's list when it is on (found in a worker), else found now
+        items = list(self.disagreeing) if self.disagree_action.isChecked() and self.disagreeing \
+            else self.disagreeing_items()
+        if not items:
+            self.tell("The annotators agree on every item: nothing to adjudicate.")
+            return None
+        first = start if start in items else (self.current if self.current in items else items[0])
+        self.flush()
+        self.go_to(first)
+        dialog = AdjudicationDialog(self.backend.store, first, parent=self)
+        dialog.set_queue(items)
+        dialog.adjudicated.connect(lambda item: self._refresh(item))
+        dialog.itemShown.connect(self.go_to)
+        self.layers.dialog = dialog
+        dialog.show()
+        return dialog
