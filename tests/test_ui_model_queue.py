@@ -111,7 +111,7 @@ def test_open_item_first_then_the_next_items_in_the_navigators_order(qtbot, monk
               and str(model.data(model.index(i, 0))).startswith(f" {SCORED_MARK} ")}
     assert marked == set(expected)
     # Ctrl+Enter: the next item's numbers are on screen at once, and the plan moves one on
-    window.done_and_next()
+    window.go_menu.done_and_next()
     assert window.current == expected[1]
     assert mr.view is not None and set(mr.view.formats) == {"standard", "shortcut"} and mr.view.evidence
     _wait_idle(qtbot, mr)
@@ -259,12 +259,12 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     qtbot.wait(1500)
     assert mr.worker.queue.computed == stopped_at and mr.model_state.text() == "model: paused"
     window.navigator.next_item()  # moving on scores nothing while paused
-    assert window.score_all()  # Score all waits too, and its Cancel ends it
+    assert window.model_menu.score_all()  # Score all waits too, and its Cancel ends it
     qtbot.wait(500)
-    assert mr.worker.queue.computed == stopped_at and window.last_score_run is None
-    window.score_progress.canceled.emit()  # its Cancel button
-    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=10000)
-    assert window.last_score_run.cancelled and window.last_score_run.scored == 0
+    assert mr.worker.queue.computed == stopped_at and window.model_menu.last_score_run is None
+    window.model_menu.score_progress.canceled.emit()  # its Cancel button
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None, timeout=10000)
+    assert window.model_menu.last_score_run.cancelled and window.model_menu.last_score_run.scored == 0
     _close(window)
     # the next session starts paused; nothing stored was lost
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
@@ -316,9 +316,9 @@ def test_score_all_and_why_share_the_panels_one_model(qtbot, monkeypatch, tmp_pa
     mr = window.model_review
     mr.why.open()  # Why? on the open item: computed by the same thread, right after its probabilities
     qtbot.waitUntil(lambda: mr.why.view.explanation is not None, timeout=60000)
-    assert window.score_all()
-    qtbot.waitUntil(lambda: window.last_score_run is not None or bool(window.last_error), timeout=120000)
-    assert not window.last_error and not window.last_score_run.cancelled
+    assert window.model_menu.score_all()
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None or bool(window.last_error), timeout=120000)
+    assert not window.last_error and not window.model_menu.last_score_run.cancelled
     assert len(loads) == 1  # one model in the window
     with Store.open(db) as store:
         n = len(store.items())

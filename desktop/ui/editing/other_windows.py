@@ -153,7 +153,7 @@ class ChangeWatcher(QObject):
         self.own.difference_update(r.id for r in rows)
         if foreign:
             items = list(dict.fromkeys(r.item for r in foreign))
-            w.refresh_rows(items)
+            w.editing.refresh_rows(items)
             self.waiting.extend(r for r in foreign if r.item == w.current)
         self._refresh_current()
 
@@ -163,7 +163,7 @@ class ChangeWatcher(QObject):
         if not news:
             self.waiting.clear()
             return
-        if w.typing():
+        if w.editing.typing():
             # Text being typed is the annotator's: the item is redrawn once it is saved (a save
             # made on the old value meets the stale check and says so).
             return
@@ -171,7 +171,7 @@ class ChangeWatcher(QObject):
         try:
             if w.backend.version(w.current) == w.state.version:
                 return  # already showing it (the window reloaded after a refused edit)
-            w.refresh_current()
+            w.refresh()
         except McqLensError as exc:
             w.statusBar().showMessage(str(exc), 15000)
             return

@@ -228,7 +228,8 @@ class Help(QObject):
         self.main = window
         self.dialog: HelpWindow | None = None
         # the Help menu MainWindow placed (desktop/ui/menus/help.py), or a new one
-        menu = getattr(window, "help_menu", None) or window.menuBar().addMenu("&Help")
+        part = getattr(window, "help_menu", None)
+        menu = part.menu if part is not None else window.menuBar().addMenu("&Help")
         self.shortcuts_action = QAction("&Keyboard shortcuts", window)
         self.shortcuts_action.setShortcut(QKeySequence("F1"))
         self.shortcuts_action.setShortcutContext(Qt.WindowShortcut)

@@ -180,7 +180,7 @@ def install_annotators_menu(window) -> LayerFilter:
             return
         window.flush()
         dialog = AdjudicationDialog(window.backend.store, window.current, window.state.passage_text, window)
-        dialog.adjudicated.connect(lambda item: window._refresh(item))
+        dialog.adjudicated.connect(lambda item: window.refresh(item))
         layers.dialog = dialog
         dialog.show()
 

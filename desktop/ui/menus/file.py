@@ -4,13 +4,18 @@ a colleague's work, the demo items, quit.
 Opening another database opens a new window on it and closes this one, so nothing of
 the old database (its watcher, model worker, caches) lingers.  Export and merge call
 the same functions as `mcqlens export` and `mcqlens merge` (desktop/commands/).
-Reading an import happens in a worker thread; storing it on the GUI thread.  A mixin
-of `MainWindow`.
+Reading an import happens in a worker thread; storing it on the GUI thread.
+
+`FileMenu` is a part of the window (`window.file_menu`).  What it uses of the window: its
+database (`backend`, `database_where`), `settings`, `path_chooser`, `flush`, `reload_items`,
+`current`, `importing` (which the model's thread reads too), `welcome`, `tell` and `error`;
+and the window's class, to open another database in a new window.
 """
 from __future__ import annotations
 
 import os
 import time
+from functools import partial
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
@@ -20,6 +25,8 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.ui.backend import read_file
 from desktop.ui.dialogs.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
+from desktop.ui.kit.workers import Runner
+from desktop.ui.menus.actions import menu_action
 
 PROGRESS_STEPS = 1000  # the import bar's resolution
 IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
@@ -47,9 +54,22 @@ def remember_database(settings: QSettings | None, path: str) -> None:
 
 
 class FileMenu:
-    def _build_file_menu(self, action) -> None:
-        menu = self.menuBar().addMenu("&File")
-        self.file_menu = menu
+    def __init__(self, window):
+        self.window = window
+        self.export_dialog = self.merge_dialog = None  # the last ones opened (tests look at them)
+        self._progress: QProgressDialog | None = None
+        # reads the file in a worker; what it read is stored on the GUI thread (_import_read)
+        self.import_runner = Runner(window)
+        self.import_runner.progressed.connect(self._import_progress)
+        self.import_runner.advanced.connect(self._import_advanced)
+        self.import_runner.finished.connect(self._import_read)
+        self.import_runner.failed.connect(self._import_failed)
+
+    def build(self) -> None:
+        """The File menu, placed next in the menu bar."""
+        action = partial(menu_action, self.window)
+        menu = self.window.menuBar().addMenu("&File")
+        self.menu = menu
         self.new_database_action = action(menu, "&New database…", lambda: self.new_database(), [QKeySequence.New])
         self.open_database_action = action(menu, "Open &database…", lambda: self.open_database(),
                                            ["Ctrl+Shift+O"])
@@ -64,21 +84,13 @@ class FileMenu:
         self.export_action = action(menu, "&Export…", self.show_export_dialog, ["Ctrl+E"])
         self.merge_action = action(menu, "&Merge a colleague's work…", self.show_merge_dialog)
         menu.addSeparator()
-        action(menu, "&Quit", self.close, [QKeySequence.Quit])
+        action(menu, "&Quit", self.window.close, [QKeySequence.Quit])
 
     # ================================================================ databases
-    def database_name(self) -> str:
-        path = self.backend.path
-        return "in-memory database" if path in (None, "", ":memory:") else os.path.basename(path)
-
-    def database_where(self) -> str:
-        path = self.backend.path
-        return path if path in (None, "", ":memory:") else os.path.abspath(path)
-
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
-        here = self.database_where()
-        paths = [p for p in recent_databases(self.settings) if os.path.abspath(p) != here]
+        here = self.window.database_where()
+        paths = [p for p in recent_databases(self.window.settings) if os.path.abspath(p) != here]
         for path in paths:
             a = self.recent_menu.addAction(f"{os.path.basename(path)} — {os.path.dirname(path)}")
             a.setToolTip(path)
@@ -91,42 +103,43 @@ class FileMenu:
     def new_database(self, path: str | None = None):
         """Create an empty database at `path` (asked for when not given) and open it."""
         if path is None:
-            path = self.path_chooser(self, "New database", SAVE_FILE, os.path.join(os.getcwd(), "annotations.db"),
-                                     DATABASE_FILTER)
+            path = self.window.path_chooser(self.window, "New database", SAVE_FILE,
+                                            os.path.join(os.getcwd(), "annotations.db"), DATABASE_FILTER)
             if not path:
                 return None
         if os.path.exists(path):
-            self._error(f"{path} exists already; open it with File → Open database…, or choose a new name.")
+            self.window.error(f"{path} exists already; open it with File → Open database…, or choose a new name.")
             return None
         return self.open_database(path, create=True)
 
     def open_database(self, path: str | None = None, create: bool = False):
         """Open the database at `path` in a new window that takes this one's place; returns it."""
         if path is None:
-            start = os.path.dirname(self.database_where()) if self.backend.path != ":memory:" else os.getcwd()
-            path = self.path_chooser(self, "Open database", OPEN_FILE, start, DATABASE_FILTER)
+            here = self.window.database_where()
+            start = os.path.dirname(here) if self.window.backend.path != ":memory:" else os.getcwd()
+            path = self.window.path_chooser(self.window, "Open database", OPEN_FILE, start, DATABASE_FILTER)
             if not path:
                 return None
         path = os.path.abspath(path)
-        if path == self.database_where():
-            return self
+        if path == self.window.database_where():
+            return self.window
         from desktop.store import Store
         from desktop.ui.backend import Backend
         try:
-            backend = Backend(Store.open(path, annotator=self.backend.annotator, create=create))
+            backend = Backend(Store.open(path, annotator=self.window.backend.annotator, create=create))
         except McqLensError as exc:
-            self._error(f"Cannot open {path}: {exc}")
+            self.window.error(f"Cannot open {path}: {exc}")
             return None
-        remember_database(self.settings, self.database_where())  # the list offers the way back
-        remember_database(self.settings, path)
-        self.flush()
-        window = type(self)(backend, settings=self.settings, facts=self._want_facts)
+        remember_database(self.window.settings, self.window.database_where())  # the list offers the way back
+        remember_database(self.window.settings, path)
+        self.window.flush()
+        window = type(self.window)(backend, settings=self.window.settings, facts=self.window.want_facts)
         window.owns_backend = True
-        window.resize(self.size())
-        window.move(self.pos())
+        window.resize(self.window.size())
+        window.move(self.window.pos())
         window.show()
-        self.replaced_by = window
-        self.close()
+        self.window.replaced_by = window
+        self.window.close()
         window.tell(f"Opened {path}")
         return window
 
@@ -134,8 +147,8 @@ class FileMenu:
     def show_export_dialog(self):
         from desktop.ui.dialogs.export import ExportDialog
 
-        self.flush()
-        dialog = ExportDialog(self)
+        self.window.flush()
+        dialog = ExportDialog(self.window)
         dialog.open()
         self.export_dialog = dialog
         return dialog
@@ -143,46 +156,46 @@ class FileMenu:
     def show_merge_dialog(self):
         from desktop.ui.dialogs.merge import MergeDialog
 
-        self.flush()
-        dialog = MergeDialog(self)
-        dialog.merged.connect(lambda: self.reload_items(select=self.current))
+        self.window.flush()
+        dialog = MergeDialog(self.window)
+        dialog.merged.connect(lambda: self.window.reload_items(select=self.window.current))
         dialog.open()
         self.merge_dialog = dialog
         return dialog
 
     # ================================================================ import
     def choose_import(self, folder: bool = False) -> None:
-        start = str(self.settings.value("last_import_dir", "")) if self.settings is not None else ""
+        start = str(self.window.settings.value("last_import_dir", "")) if self.window.settings is not None else ""
         if folder:  # RACE ships as folders of one .txt per passage
-            path = self.path_chooser(self, "Import a folder of RACE files", FOLDER, start, "")
+            path = self.window.path_chooser(self.window, "Import a folder of RACE files", FOLDER, start, "")
         else:
-            path = self.path_chooser(self, "Import items (RACE, EMBRACE, ExpMRC, …)", OPEN_FILE, start,
-                                     IMPORT_FILTER)
+            path = self.window.path_chooser(self.window, "Import items (RACE, EMBRACE, ExpMRC, …)", OPEN_FILE,
+                                            start, IMPORT_FILTER)
         if path:
-            if self.settings is not None:
-                self.settings.setValue("last_import_dir", path if folder else os.path.dirname(path))
+            if self.window.settings is not None:
+                self.window.settings.setValue("last_import_dir", path if folder else os.path.dirname(path))
             self.import_file(path)
 
     def import_file(self, path: str) -> None:
         """Read `path` in a worker thread, then store it here on the GUI thread."""
-        if self.importing:
+        if self.window.importing:
             return
         try:
-            self.backend.refuse_own_file(path)
+            self.window.backend.refuse_own_file(path)
         except McqLensError as exc:
-            self._error(f"Import failed — {exc}", title="Import failed")
+            self.window.error(f"Import failed — {exc}", title="Import failed")
             return
-        self.flush()
-        self.importing = True
+        self.window.flush()
+        self.window.importing = True
         self._import_path = path
         self._import_started = time.perf_counter()
-        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, PROGRESS_STEPS, self)
+        self._progress = QProgressDialog(f"Reading {path}…", "Cancel", 0, PROGRESS_STEPS, self.window)
         self._progress.setAutoReset(False)  # full bar while storing; closed by _import_done
         self._progress.setAutoClose(False)
         self._progress.setWindowTitle("Import")
         self._progress.setMinimumDuration(0)
         self._progress.canceled.connect(self._import_cancel)
-        self.welcome_busy(f"Importing {os.path.basename(path)}…")
+        self.window.welcome.busy(f"Importing {os.path.basename(path)}…")
         self._progress.show()
         self.import_runner.start(read_file, path)
 
@@ -211,35 +224,35 @@ class FileMenu:
             from PySide6.QtWidgets import QApplication
             QApplication.processEvents()
         try:
-            result = self.backend.import_datasets(datasets, self._import_path)
+            result = self.window.backend.import_datasets(datasets, self._import_path)
         except McqLensError as exc:
             self._import_failed(exc)
             return
         self._import_done(result.summary())
-        self.reload_items(select=self.current)
+        self.window.reload_items(select=self.window.current)
 
     def _import_failed(self, exc) -> None:
         message = str(exc) if isinstance(exc, McqLensError) else f"{type(exc).__name__}: {exc}"
         self._import_done(None)
-        self._error(f"Import failed — {message}", title="Import failed")
+        self.window.error(f"Import failed — {message}", title="Import failed")
 
     def _import_done(self, message: str | None) -> None:
-        self.importing = False
-        self.welcome_busy(None)
+        self.window.importing = False
+        self.window.welcome.busy(None)
         if self._progress is not None:
             self._progress.canceled.disconnect(self._import_cancel)
             self._progress.close()
             self._progress = None
-            self.activateWindow()
+            self.window.activateWindow()
         if message:
-            self._info(message)
+            self.window.tell(message)
 
     def load_demo(self) -> None:
         from desktop.ui.menus.demo_data import demo_dataset
         try:
-            result = self.backend.import_datasets([demo_dataset()], None)
+            result = self.window.backend.import_datasets([demo_dataset()], None)
         except McqLensError as exc:
-            self._error(str(exc))
+            self.window.error(str(exc))
             return
-        self._info(result.summary().replace("datasets:", "demo items:"))
-        self.reload_items()
+        self.window.tell(result.summary().replace("datasets:", "demo items:"))
+        self.window.reload_items()

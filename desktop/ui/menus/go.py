@@ -1,47 +1,49 @@
 """The Go menu: next and previous item, next unfinished item, done-and-next, search.
 
-The navigator (desktop/ui/navigator/panel.py) walks the items its filters show.  A mixin of `MainWindow`.
+The navigator (desktop/ui/navigator/panel.py) walks the items its filters show.  `GoMenu` is a
+part of the window (`window.go_menu`); what it uses of the window: `navigator`, `passage` (the
+focus goes back to it), `flush`, `edit` (the status done), `current` and the status bar.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from PySide6.QtGui import QKeySequence
+
+from desktop.ui.menus.actions import menu_action
 
 
 class GoMenu:
-    def _build_go_menu(self, action) -> None:
-        go = self.menuBar().addMenu("&Go")
+    def __init__(self, window):
+        self.window = window
+
+    def build(self) -> None:
+        """The Go menu, placed next in the menu bar."""
+        action = partial(menu_action, self.window)
+        go = self.menu = self.window.menuBar().addMenu("&Go")
         action(go, "&Next item", self.next_item, ["Alt+Down"])
         action(go, "&Previous item", self.previous_item, ["Alt+Up"])
         action(go, "Next &unfinished item", self.next_unfinished, ["Ctrl+J"])
         action(go, "Mark &done, go to next unfinished", self.done_and_next, ["Ctrl+Return", "Ctrl+Enter"])
-        action(go, "&Search", lambda: self.navigator.search.setFocus(), [QKeySequence.Find])
+        action(go, "&Search", lambda: self.window.navigator.search.setFocus(), [QKeySequence.Find])
+
+    def _step(self, step, at_the_end: str, ms: int) -> None:
+        """Move with the navigator (text being typed is saved first); say so when there is nowhere to go."""
+        w = self.window
+        w.flush()
+        if step() is None:
+            w.statusBar().showMessage(at_the_end, ms)
+        w.passage.setFocus()
 
     def next_item(self) -> None:
-        self.flush()
-        if self.navigator.next_item() is None:
-            self.statusBar().showMessage("This is the last item shown.", 3000)
-        self.passage.setFocus()
+        self._step(self.window.navigator.next_item, "This is the last item shown.", 3000)
 
     def previous_item(self) -> None:
-        self.flush()
-        if self.navigator.previous_item() is None:
-            self.statusBar().showMessage("This is the first item shown.", 3000)
-        self.passage.setFocus()
+        self._step(self.window.navigator.previous_item, "This is the first item shown.", 3000)
 
     def next_unfinished(self) -> None:
-        self.flush()
-        if self.navigator.next_unfinished() is None:
-            self.statusBar().showMessage("Every item shown is done.", 5000)
-        self.passage.setFocus()
+        self._step(self.window.navigator.next_unfinished, "Every item shown is done.", 5000)
 
     def done_and_next(self) -> None:
-        if self.current is not None and self.edit("status", "done") is not None:
+        if self.window.current is not None and self.window.edit("status", "done") is not None:
             self.next_unfinished()
-
-    def go_to(self, item_id: str) -> bool:
-        if self.backend.navigation().rowid(item_id) is None:
-            return False
-        self.navigator.select(item_id)
-        if self.current != item_id:
-            self.open_item(item_id)
-        return True

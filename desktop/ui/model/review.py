@@ -91,7 +91,8 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
     def _menu(self) -> None:
         w = self.window
         # the window's Model menu (desktop/ui/menus/model.py: model directory, Score all…)
-        menu = getattr(w, "model_menu", None) or w.menuBar().addMenu("Mo&del")
+        part = getattr(w, "model_menu", None)
+        menu = part.menu if part is not None else w.menuBar().addMenu("Mo&del")
 
         def action(text, slot, key=None):
             a = QAction(text, w)
