@@ -190,7 +190,7 @@ def test_reject_and_what_if_leave_the_item_untouched(qtbot, monkeypatch, green):
     assert after.alternatives == stored_q.alternatives and after.key == stored_q.key
     # reject: recorded on the stored prediction, no span added, outline gone
     n_spans = len(after.spans)
-    mr.reject_evidence()
+    mr.decisions.reject_evidence()
     std = next(p for p in window.backend.store.predictions(item) if p.input_format == "standard")
     assert std.extra["evidence_rejected_by"] == ["anna"]
     assert len(window.backend.store.question(item).spans) == n_spans
@@ -266,11 +266,11 @@ def test_agreement_tally_is_read_back_from_the_database(qtbot, monkeypatch, gree
     mr = window.model_review
     first = window.current
     _wait_scored(qtbot, window, first)
-    assert mr.accept_evidence() is not None
+    assert mr.decisions.accept_evidence() is not None
     window.go_menu.next_item()
     second = window.current
     _wait_scored(qtbot, window, second)
-    mr.reject_evidence()
+    mr.decisions.reject_evidence()
     _close(window)
 
     window = _window(qtbot, monkeypatch, green, TINY, db=db)
@@ -289,7 +289,7 @@ def test_editing_model_evidence_marks_the_annotators_own_span(qtbot, monkeypatch
     item = window.current
     _wait_scored(qtbot, window, item)
     start, end, text = mr.view.evidence
-    mr.edit_evidence()
+    mr.decisions.edit_evidence()
     assert window.passage.selection() == (start, end)
     # the annotator drops the sentence's last word, then presses E
     trimmed = text.rstrip(".!?\"' ").rsplit(" ", 1)[0]

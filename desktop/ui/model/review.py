@@ -28,7 +28,7 @@ from desktop.ui.model.review_queue import QueueWiring
 from desktop.ui.model.review_worker import WorkerWiring
 
 
-class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
+class ModelReview(QObject, WorkerWiring, QueueWiring):
     """Model panel + worker + menu, hooked into a `MainWindow`."""
 
     def __init__(self, window, model_dir: str | Path | None = None):
@@ -50,9 +50,10 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
         self.panel.set_title(None)
         self.panel.set_status(f"loading the model from {self.model_dir}…")
         self.panel.suggest.clicked.connect(self.add_suggested_tag)
-        self.panel.evidence.acceptRequested.connect(self.accept_evidence)
-        self.panel.evidence.editRequested.connect(self.edit_evidence)
-        self.panel.evidence.rejectRequested.connect(self.reject_evidence)
+        self.decisions = EvidenceDecisions(self)  # the model's evidence accepted, edited or rejected
+        self.panel.evidence.acceptRequested.connect(self.decisions.accept_evidence)
+        self.panel.evidence.editRequested.connect(self.decisions.edit_evidence)
+        self.panel.evidence.rejectRequested.connect(self.decisions.reject_evidence)
         self.panel.whatif.changed.connect(self._whatif_changed)
         self._whatif_reset = False
         self.whatif_later = WhenShown(self.panel.whatif)
@@ -103,9 +104,9 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
             menu.addAction(a)
             return a
 
-        action("&Accept model evidence", self.accept_evidence, ACCEPT_KEY)
-        action("&Edit model evidence", self.edit_evidence, EDIT_KEY)
-        action("&Reject model evidence", self.reject_evidence, REJECT_KEY)
+        action("&Accept model evidence", self.decisions.accept_evidence, ACCEPT_KEY)
+        action("&Edit model evidence", self.decisions.edit_evidence, EDIT_KEY)
+        action("&Reject model evidence", self.decisions.reject_evidence, REJECT_KEY)
         action("Add the suggested &tag (answerable without reading)", self.add_suggested_tag)
         menu.addSeparator()
         action("Rescore this &item", self.rescore)
@@ -167,7 +168,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring, EvidenceDecisions):
             self.panel.set_status("evidence…")
         else:
             self.panel.set_status("")
-        self._show_evidence(state, waiting=EVIDENCE in left and not self.paused)
+        self.decisions.show_evidence(state, waiting=EVIDENCE in left and not self.paused)
         self.why.show_item(state)
 
     def _left(self, view, state) -> list[str]:
