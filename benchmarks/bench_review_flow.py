@@ -195,7 +195,7 @@ def run_walk(args, db: Path) -> dict:
         m["n"] = k + 1
         walk.moves.append(m)
         print(f"move {k + 1}: {m['item']} {m['move_ms']:.1f} ms, numbers on screen: "
-              f"{'yes' if m['on_screen_100ms'] else 'no'}; {mr.model_state.text()}", flush=True)
+              f"{'yes' if m['on_screen_100ms'] else 'no'}; {mr.queue_control.model_state.text()}", flush=True)
         walk.stay(args.dwell, m)
     raw["search_filters"] = search_and_filters(walk)
     # jumps to unscored items far ahead: the time to their probabilities and evidence

@@ -104,7 +104,7 @@ def test_open_item_first_then_the_next_items_in_the_navigators_order(qtbot, monk
         assert set(preds) == {"standard", "shortcut"}
         assert preds["standard"].evidence and not preds["standard"].extra.get("evidence_pending")
         assert store.explanation(item, mr.model.id, "delete") is not None
-    assert mr.model_state.text() == "model: 3 items ahead"
+    assert mr.queue_control.model_state.text() == "model: 3 items ahead"
     # the navigator marks the items whose numbers are stored
     model = window.navigator.model
     marked = {model.item_at(i).item_id for i in range(model.n_loaded()) if model.item_at(i) is not None
@@ -249,15 +249,15 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
     mr = window.model_review
     qtbot.waitUntil(lambda: len(mr.worker.queue.computed) >= 3, timeout=60000)
-    mr.pause_action.trigger()  # Model → Pause the model
-    assert mr.paused and QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat).value("model_paused") in (True, "true")
+    mr.queue_control.pause_action.trigger()  # Model → Pause the model
+    assert mr.queue_control.paused and QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat).value("model_paused") in (True, "true")
     qtbot.waitUntil(lambda: mr.worker.snapshot()["running"] is None, timeout=30000)
     stopped_at = list(mr.worker.queue.computed)
     with Store.open(db) as store:
         stored = {(r.item_id, p.input_format): p.probabilities for r in store.items() for p in store.predictions(r.item_id)}
     assert stored  # what was scored before the pause is stored
     qtbot.wait(1500)
-    assert mr.worker.queue.computed == stopped_at and mr.model_state.text() == "model: paused"
+    assert mr.worker.queue.computed == stopped_at and mr.queue_control.model_state.text() == "model: paused"
     window.navigator.next_item()  # moving on scores nothing while paused
     assert window.model_menu.score_all()  # Score all waits too, and its Cancel ends it
     qtbot.wait(500)
@@ -269,11 +269,11 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     # the next session starts paused; nothing stored was lost
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
     mr = window.model_review
-    assert mr.paused and mr.pause_action.isChecked()
+    assert mr.queue_control.paused and mr.queue_control.pause_action.isChecked()
     with Store.open(db) as store:
         for (item, fmt), probs in stored.items():
             assert [p.probabilities for p in store.predictions(item) if p.input_format == fmt] == [probs]
-    mr.pause_action.trigger()  # on again: it goes on from there
+    mr.queue_control.pause_action.trigger()  # on again: it goes on from there
     _wait_idle(qtbot, mr)
     assert mr.worker.queue.computed
     _close(window)

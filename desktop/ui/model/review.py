@@ -3,8 +3,10 @@
 It places the panel beside the question, adds the Model menu's review actions and the
 navigator's order box, and on every item the window renders (`show`) puts the stored
 scores in the panel or asks the `ScoringWorker` for them.  What comes back from the worker
-(the model loaded, an item scored, what-if) is `review_worker.py`; accepting, editing or
-rejecting the model's evidence is `review_evidence.py`; the Why? tab is `giveaway_view.py`.
+(the model loaded, an item scored, what-if) is `review_worker.py` (mixed in); its parts are
+`queue_control` (the items ahead, pause, the status bar's model state: `review_queue.py`),
+`decisions` (the model's evidence accepted, edited or rejected: `review_evidence.py`) and
+`why` (the Why? tab: `giveaway_view.py`).
 Without a model the panel says why and the rest of the window works as before.
 """
 from __future__ import annotations
@@ -24,11 +26,11 @@ from desktop.ui.model.giveaway_view import GiveawayReview
 from desktop.ui.model.panel import ModelPanel
 from desktop.ui.model.stages import EVIDENCE, PROBABILITIES
 from desktop.ui.model.review_evidence import EvidenceDecisions
-from desktop.ui.model.review_queue import QueueWiring
+from desktop.ui.model.review_queue import QueueControl
 from desktop.ui.model.review_worker import WorkerWiring
 
 
-class ModelReview(QObject, WorkerWiring, QueueWiring):
+class ModelReview(QObject, WorkerWiring):
     """Model panel + worker + menu, hooked into a `MainWindow`."""
 
     def __init__(self, window, model_dir: str | Path | None = None):
@@ -59,7 +61,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring):
         self.whatif_later = WhenShown(self.panel.whatif)
         self._place()
         self.why = GiveawayReview(self)  # the Why? tab: the words that give the key away
-        self._init_queue()  # the items ahead, pause, the status bar's model state
+        self.queue_control = QueueControl(self)  # the items ahead, pause, the status bar's model state
         self._menu()
         self._order_box()
         self._start_worker()
@@ -110,7 +112,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring):
         action("Add the suggested &tag (answerable without reading)", self.add_suggested_tag)
         menu.addSeparator()
         action("Rescore this &item", self.rescore)
-        self._queue_menu(menu)
+        self.queue_control.add_menu(menu)
 
     def _order_box(self) -> None:
         """Navigator order: import order, or by shortcut N / MI (lowest first: the items to look at)."""
@@ -157,10 +159,10 @@ class ModelReview(QObject, WorkerWiring, QueueWiring):
         if new_item or (self.model is not None and request and left):
             self.worker.request_item(q.id, q, state.passage_text)
         if new_item:
-            self.replan_soon()
+            self.queue_control.replan_soon()
         if self.model is None:
             pass  # the title and the status say loading, or why there is no model
-        elif left and self.paused:
+        elif left and self.queue_control.paused:
             self.panel.set_status("The model is paused (Model → Pause the model).")
         elif PROBABILITIES in left:
             self.panel.set_status("scoring this item…")
@@ -168,7 +170,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring):
             self.panel.set_status("evidence…")
         else:
             self.panel.set_status("")
-        self.decisions.show_evidence(state, waiting=EVIDENCE in left and not self.paused)
+        self.decisions.show_evidence(state, waiting=EVIDENCE in left and not self.queue_control.paused)
         self.why.show_item(state)
 
     def _left(self, view, state) -> list[str]:
@@ -196,8 +198,7 @@ class ModelReview(QObject, WorkerWiring, QueueWiring):
         if obj is self.window and event.type() == QEvent.Close:
             self.stopped = True
             self.closed = True  # scores still queued for delivery find the store closed: drop them
-            self._plan_later.stop()
-            self._busy.stop()
+            self.queue_control.stop_timers()
             self.worker.stop()
         return False
 

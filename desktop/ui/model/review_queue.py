@@ -3,7 +3,7 @@ filter after the open item), pausing, how far ahead to score, the model's state 
 bar, the navigator's mark on items whose numbers are stored, and what arrives from each stage.
 
 The settings are remembered (QSettings keys `score_ahead`, `model_paused`); without settings
-(tests) `MCQLENS_SCORE_AHEAD` gives how many items ahead.  A mixin of `ModelReview`
+(tests) `MCQLENS_SCORE_AHEAD` gives how many items ahead.  A part of `ModelReview`
 (`model/review.py`); the queue itself is `model/queue_order.py`, the thread `scoring_worker.py`.
 """
 from __future__ import annotations
@@ -34,11 +34,14 @@ def window_busy(window) -> bool:
     return bool(getattr(window, "importing", False)) or workers.running_tasks() > 0
 
 
-class QueueWiring:
-    """Plan, pause, status (mixed into `ModelReview`)."""
+class QueueControl:
+    """Plan, pause, status: a part of `ModelReview` (`review.queue_control`).  What it uses of the
+    review: `window`, `backend`, `worker`, `model` / `model_error`, `why`, `show`, `closed` /
+    `stopped`, and `scored_items` / `queue_snapshot` (which it counts and keeps)."""
 
-    def _init_queue(self) -> None:
-        s = self.window.settings
+    def __init__(self, review) -> None:
+        self.review = review
+        s = self.review.window.settings
         env = os.environ.get(AHEAD_ENV)
         value = s.value(AHEAD_KEY, None) if s is not None else None
         try:
@@ -50,20 +53,20 @@ class QueueWiring:
         self.model_state.setAccessibleName("Model state")
         self.model_state.setToolTip("What the model is doing: the items ahead of this one whose numbers are "
                                     "ready, Score all's progress, or paused (Model → Pause the model)")
-        self.window.statusBar().addPermanentWidget(self.model_state)
+        self.review.window.statusBar().addPermanentWidget(self.model_state)
         self.scored = 0  # stages that arrived (tests, status)
-        self._plan_later = QTimer(self)  # the plan after a move: once the move is painted (and paging settles)
+        self._plan_later = QTimer(self.review)  # the plan after a move: once the move is painted (and paging settles)
         self._plan_later.setSingleShot(True)
         self._plan_later.setInterval(PLAN_DELAY_MS)
         self._plan_later.timeout.connect(self.replan)
-        self._busy = QTimer(self)
+        self._busy = QTimer(self.review)
         self._busy.setInterval(BUSY_POLL_MS)
         self._busy.timeout.connect(self._check_busy)
         self._busy.start()
-        self.window.navigator.model.modelReset.connect(self.replan_soon)  # a filter, a search or the order changed
+        self.review.window.navigator.model.modelReset.connect(self.replan_soon)  # a filter, a search or the order changed
 
-    def _queue_menu(self, menu) -> None:
-        w = self.window
+    def add_menu(self, menu) -> None:
+        w = self.review.window
         self.pause_action = QAction("&Pause the model", w)
         self.pause_action.setCheckable(True)
         self.pause_action.setChecked(self.paused)
@@ -83,11 +86,11 @@ class QueueWiring:
             sub.addAction(a)
             self.ahead_actions[n] = a
 
-    def _worker_options(self) -> dict:
+    def worker_options(self) -> dict:
         """How the model's thread reaches the database: a connection of its own for a file, the
         window's (shared under its lock) for a database in memory."""
         from desktop.store import Store
-        backend = self.backend
+        backend = self.review.backend
         path, shared = backend.path, backend.store
         read_only = bool(getattr(backend, "read_only", False))
 
@@ -103,8 +106,8 @@ class QueueWiring:
         """The next `ahead` items after the open one in the navigator's order and filter: read
         from the navigator's own list (its loaded rows; a page more when they run out), or,
         when a filter hides the open item, from the store's query at its place in the order."""
-        nav = self.window.navigator
-        current = self.window.current
+        nav = self.review.window.navigator
+        current = self.review.window.current
         if self.ahead <= 0 or nav.nav is None or current is None or nav.model.query is None:
             return []
         m = nav.model
@@ -131,32 +134,32 @@ class QueueWiring:
             return []
 
     def replan(self) -> None:
-        if self.closed or self.window.current is None:
+        if self.review.closed or self.review.window.current is None:
             return
         self._plan_later.stop()
-        self.worker.set_ahead(self.plan_ahead())
+        self.review.worker.set_ahead(self.plan_ahead())
 
     def replan_soon(self) -> None:
         """Plan once the window is done with what it is doing (a move, a filter change)."""
-        if not self.closed:
+        if not self.review.closed:
             self._plan_later.start()
 
     def set_paused(self, paused: bool) -> None:
         self.paused = bool(paused)
-        s = self.window.settings
+        s = self.review.window.settings
         if s is not None:
             s.setValue(PAUSE_KEY, self.paused)
             s.sync()
         if self.pause_action.isChecked() != self.paused:
             self.pause_action.setChecked(self.paused)
-        self.worker.set_paused(self.paused)
-        st = self.window.state
+        self.review.worker.set_paused(self.paused)
+        st = self.review.window.state
         if st is not None:
-            self.show(st, new_item=False)
+            self.review.show(st, new_item=False)
 
     def set_ahead(self, n: int) -> None:
         self.ahead = max(0, int(n))
-        s = self.window.settings
+        s = self.review.window.settings
         if s is not None:
             s.setValue(AHEAD_KEY, self.ahead)
             s.sync()
@@ -164,61 +167,66 @@ class QueueWiring:
             self.ahead_actions[self.ahead].setChecked(True)
         self.replan()
 
+    def stop_timers(self) -> None:
+        """The window closes: no more plans, no more looks at its business."""
+        self._plan_later.stop()
+        self._busy.stop()
+
     def _check_busy(self) -> None:
-        if not self.closed:
-            self.worker.set_hold(window_busy(self.window))
+        if not self.review.closed:
+            self.review.worker.set_hold(window_busy(self.review.window))
 
     # ---- what the queue says ---------------------------------------------------------------------
-    def _queue_changed(self, snap: dict) -> None:
-        if self.closed:
+    def queue_changed(self, snap: dict) -> None:
+        if self.review.closed:
             return
-        text = status_text(snap, snap.get("batch"), loaded=self.model is not None, error=self.model_error)
+        text = status_text(snap, snap.get("batch"), loaded=self.review.model is not None, error=self.review.model_error)
         if text != self.model_state.text():
             self.model_state.setText(text)
             self.model_state.setAccessibleDescription(text)
-        self.queue_snapshot = snap
+        self.review.queue_snapshot = snap
 
-    def _stage_ready(self, item_id: str, stage: str, payload) -> None:
-        if self.stopped or self.closed:  # queued before the window closed; its database may be closed already
+    def stage_ready(self, item_id: str, stage: str, payload) -> None:
+        if self.review.stopped or self.review.closed:  # queued before the window closed; its database may be closed already
             return
         self.scored += 1
         if stage == stages.GIVEAWAY:
-            self.why.explained(item_id, payload)
+            self.review.why.explained(item_id, payload)
             return
         if stage == stages.PROBABILITIES:
-            self.scored_items += 1
+            self.review.scored_items += 1
         self._mark(item_id)
-        st = self.window.state
-        if st is None or self.window.current != item_id:
+        st = self.review.window.state
+        if st is None or self.review.window.current != item_id:
             return
         if not self.writable:
             self._show_unstored(item_id, payload)
             return
-        st.question.predictions = self.backend.store.predictions(item_id)
-        self.window.update_item_facts(item_id)
-        self.show(st, new_item=False, request=False)
+        st.question.predictions = self.review.backend.store.predictions(item_id)
+        self.review.window.update_item_facts(item_id)
+        self.review.show(st, new_item=False, request=False)
 
     def _show_unstored(self, item_id: str, preds) -> None:
         """A read-only window (a screenshot, a read-only folder): the scores are computed and
         shown, never stored."""
-        st = self.window.state
+        st = self.review.window.state
         new = {(p.model_id, p.input_format) for p in preds}
         st.question.predictions = [p for p in st.question.predictions
                                    if (p.model_id, p.input_format) not in new] + list(preds)
-        self.window.update_item_facts(item_id)
-        self.show(st, new_item=False, request=False)
+        self.review.window.update_item_facts(item_id)
+        self.review.show(st, new_item=False, request=False)
 
     def _mark(self, item_id: str) -> None:
         """The navigator's row of the item, drawn again with its mark."""
-        nav = self.window.navigator
+        nav = self.review.window.navigator
         if nav.nav is None:
             return
         rowid = nav.nav.rowid(item_id)
         if rowid is not None:
             nav.model.forget([rowid], [])
 
-    def _marks_for(self, model_id: str | None):
-        store = self.backend.store
+    def marks_for(self, model_id: str | None):
+        store = self.review.backend.store
 
         def marks(rowids):
             return store.scored_rowids(rowids, model_id)
@@ -226,4 +234,4 @@ class QueueWiring:
 
     @property
     def writable(self) -> bool:
-        return not getattr(self.backend, "read_only", False)
+        return not getattr(self.review.backend, "read_only", False)

@@ -31,15 +31,15 @@ class WorkerWiring:
         self._start_worker()
 
     def _start_worker(self) -> None:
-        self.worker = ScoringWorker(self.model_dir, **self._worker_options())
+        self.worker = ScoringWorker(self.model_dir, **self.queue_control.worker_options())
         self.worker.modelReady.connect(self._model_ready)
         self.worker.modelFailed.connect(self._model_failed)
-        self.worker.stageReady.connect(self._stage_ready)
+        self.worker.stageReady.connect(self.queue_control.stage_ready)
         self.worker.itemFailed.connect(self._item_failed)
         self.worker.whatifScored.connect(self._whatif_scored)
         self.worker.jobDone.connect(self._job_done)
-        self.worker.queueChanged.connect(self._queue_changed)
-        self.worker.set_paused(self.paused)
+        self.worker.queueChanged.connect(self.queue_control.queue_changed)
+        self.worker.set_paused(self.queue_control.paused)
         self.worker.start()
 
     def _model_ready(self, model) -> None:
@@ -50,11 +50,11 @@ class WorkerWiring:
         self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
         self.panel.title.setToolTip(f"{model.directory}\n{model.message}")
         self.panel.set_status("")
-        self.window.navigator.model.set_marks(self._marks_for(model.id))
+        self.window.navigator.model.set_marks(self.queue_control.marks_for(model.id))
         st = self.window.state
         if st is not None:
             self.show(st, new_item=False, request=True)
-            self.replan()
+            self.queue_control.replan()
         self._start_tally()
 
     def _read_evidence_items(self):
@@ -98,8 +98,8 @@ class WorkerWiring:
 
     def _model_failed(self, message: str) -> None:
         self.model_error = message
-        self.model_state.setText("model: none")
-        self.model_state.setToolTip(message)
+        self.queue_control.model_state.setText("model: none")
+        self.queue_control.model_state.setToolTip(message)
         self.panel.set_title(None)
         self.panel.set_status(
             f"<b>No model:</b> {html.escape(message)}.<br>Put a model directory at <code>models/default/</code> "
@@ -123,7 +123,7 @@ class WorkerWiring:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             QApplication.processEvents()
-            if self.model_error or self.paused:
+            if self.model_error or self.queue_control.paused:
                 return True
             if self.model is not None and self._open_settled():
                 QApplication.processEvents()  # what the last stage sent is shown
