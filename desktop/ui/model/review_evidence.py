@@ -16,7 +16,8 @@ class EvidenceDecisions:
     and `show` (after a rejection is stored)."""
 
     def __init__(self, review):
-        self.review = review
+        self.review = review  # its `view` of the open item changes with the item: read through it
+        self.window, self.backend, self.panel, self.tally = review.window, review.backend, review.panel, review.tally
 
     def _evidence_state(self, state) -> str:
         v = self.review.view
@@ -26,10 +27,10 @@ class EvidenceDecisions:
         evidence = [s for s in state.question.spans if s.role == EVIDENCE and s.origin != MODEL]
         if any((s.start, s.end) == (start, end) for s in evidence):
             return "accepted"
-        if self.review.backend.annotator in v.evidence_rejected_by:
+        if self.backend.annotator in v.evidence_rejected_by:
             return "rejected"
         # the annotator's own evidence over the model's sentence: edited (or found alike)
-        if any(s.annotator == self.review.backend.annotator and s.start < end and start < s.end for s in evidence):
+        if any(s.annotator == self.backend.annotator and s.start < end and start < s.end for s in evidence):
             return "edited"
         return ""
 
@@ -43,18 +44,18 @@ class EvidenceDecisions:
         if v is not None and v.evidence is not None and not decision:
             start, end, _ = v.evidence
             spans.append(Span(start, end, EVIDENCE, annotator=v.model_id, origin=MODEL))
-        self.review.window.passage.set_spans(spans)
-        self.review.panel.evidence.set_evidence(v.evidence[2] if v is not None and v.evidence else None, decision,
+        self.window.passage.set_spans(spans)
+        self.panel.evidence.set_evidence(v.evidence[2] if v is not None and v.evidence else None, decision,
                                          waiting=waiting)
-        me = self.review.backend.annotator
+        me = self.backend.annotator
         mine = [s.text(state.passage_text) for s in q.spans
                 if s.role == EVIDENCE and s.annotator == me and s.origin != MODEL]
         if v is not None and v.evidence is not None:
-            self.review.tally.record(q.id, ms.evidence_agreement(v.evidence[2], mine))
-        self.review.panel.evidence.set_tally(self.review.tally.summary())
+            self.tally.record(q.id, ms.evidence_agreement(v.evidence[2], mine))
+        self.panel.evidence.set_tally(self.tally.summary())
 
     def _pending_evidence(self):
-        st = self.review.window.state
+        st = self.window.state
         if st is None or self.review.view is None or self.review.view.evidence is None or self._evidence_state(st):
             return None
         return self.review.view.evidence
@@ -63,38 +64,38 @@ class EvidenceDecisions:
         ev = self._pending_evidence()
         if ev is None:
             return None
-        item = self.review.window.current
-        hid = self.review.window.edit("span.add", {"role": EVIDENCE, "start": ev[0], "end": ev[1],
+        item = self.window.current
+        hid = self.window.edit("span.add", {"role": EVIDENCE, "start": ev[0], "end": ev[1],
                                             "origin": MODEL_ACCEPTED})
         if hid is not None:
-            self.review.tally.decide(item, "accepted")
-            self.review.panel.evidence.set_tally(self.review.tally.summary())
+            self.tally.decide(item, "accepted")
+            self.panel.evidence.set_tally(self.tally.summary())
         return hid
 
     def edit_evidence(self) -> None:
         ev = self._pending_evidence()
         if ev is None:
             return
-        self.review.tally.decide(self.review.window.current, "edited")
-        self.review.window.passage.set_selection(ev[0], ev[1])
-        self.review.window.passage.setFocus()
-        self.review.window.statusBar().showMessage("The model's sentence is selected: adjust it, then press E.", 8000)
+        self.tally.decide(self.window.current, "edited")
+        self.window.passage.set_selection(ev[0], ev[1])
+        self.window.passage.setFocus()
+        self.window.statusBar().showMessage("The model's sentence is selected: adjust it, then press E.", 8000)
 
     def reject_evidence(self) -> None:
         ev = self._pending_evidence()
         if ev is None:
             return
-        item = self.review.window.current
-        std = next((p for p in self.review.backend.store.predictions(item, self.review.view.model_id)
+        item = self.window.current
+        std = next((p for p in self.backend.store.predictions(item, self.review.view.model_id)
                     if p.input_format == ms.STANDARD), None)
         if std is None:
             return
         try:
-            self.review.backend.store.add_predictions([(item, ms.rejection(std, self.review.backend.annotator))])
+            self.backend.store.add_predictions([(item, ms.rejection(std, self.backend.annotator))])
         except McqLensError as exc:
-            self.review.window.statusBar().showMessage(f"Not saved: {exc}", 8000)
+            self.window.statusBar().showMessage(f"Not saved: {exc}", 8000)
             return
-        self.review.tally.decide(item, "rejected")
-        st = self.review.window.state
-        st.question.predictions = self.review.backend.store.predictions(item)
+        self.tally.decide(item, "rejected")
+        st = self.window.state
+        st.question.predictions = self.backend.store.predictions(item)
         self.review.show(st, new_item=False, request=False)
