@@ -162,13 +162,13 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
     qtbot.waitUntil(lambda: mr.worker.queue.ahead == _next_ids(window, 2), timeout=2000)
     window.edit("status", "done")  # marked done: under "not done" it stays listed until the filter changes
     nav.search.setText("parent")  # a search: only the items that contain it
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     shown = nav.visible_items()
     after = [i for i in shown if i != window.current]
     want = _next_ids(window, 2) if window.current in shown else after[:2]
     qtbot.waitUntil(lambda: mr.worker.queue.ahead == want, timeout=2000)
     nav.search.clear()
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     status.setCurrentIndex(0)
     # the order: by the shortcut model's N (the items scored so far first)
     window.start_facts()

@@ -137,7 +137,7 @@ def test_search_is_fts_and_combines_with_filters(qtbot, db):
     want = sorted(set(want), key=order.index)
     assert want
     nav.search.setText(word)
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     assert nav.visible_items() == want
     assert f"{len(want)} shown" in nav.progress.text()
     # combined with a filter: my status "done" on one of the hits only
@@ -211,8 +211,8 @@ def test_the_shown_count_is_the_list_for_every_filter_value(qtbot, db):
         for i in range(1, combo.count()):
             combo.setCurrentIndex(i)
             shown = nav.visible_items()
-            total = nav.nav.total(nav.query())
-            assert total == len(shown) == nav.nav.counts(nav.query())["total"], (name, combo.itemText(i))
+            total = nav.nav.total(nav.filter_bar.query())
+            assert total == len(shown) == nav.nav.counts(nav.filter_bar.query())["total"], (name, combo.itemText(i))
             assert f"{total} shown" in nav.progress.text()
             seen_nonzero += total > 0
             seen_zero += total == 0

@@ -199,7 +199,7 @@ class ReportsMenu:
         if self.disagree_runner is not None:
             self.disagree_runner.cancel()
         if not on:
-            self.window.navigator.set_filter_ids(DISAGREE_FILTER, None)
+            self.window.navigator.filter_bar.set_filter_ids(DISAGREE_FILTER, None)
             return
         path = self.window.database_where()
         if path == ":memory:":
@@ -216,7 +216,7 @@ class ReportsMenu:
     def _show_disagreements(self, items: list[str]) -> None:
         self.disagreeing = list(items)
         wanted = set(items)
-        self.window.navigator.set_filter_ids(DISAGREE_FILTER, sorted(wanted))
+        self.window.navigator.filter_bar.set_filter_ids(DISAGREE_FILTER, sorted(wanted))
         self.window.tell(f"{count(len(wanted), 'item')} on which annotators disagree.")
 
     def adjudicate_disagreements(self, start: str | None = None):

@@ -3,7 +3,7 @@
 The filter boxes come from `desktop.store.item_filters`, so another module can register a
 filter of its own (`add_filter`), or show only a list of items without a box
 (`set_filter_ids`, e.g. "annotators disagree").  Every change re-queries the list through
-the navigator's `_filtering`: the open item stays open.  `FilterBar` is mixed into the
+the navigator's `refilter`: the open item stays open.  `FilterBar` is a part of the
 `Navigator` widget, whose layout holds the boxes.
 """
 from __future__ import annotations
@@ -18,9 +18,13 @@ _ANY = item_filters.ANY
 
 
 class FilterBar:
-    """The search box, the filter boxes and the query they make (mixed into `Navigator`)."""
+    """The search box, the filter boxes and the query they make: a part of `Navigator`
+    (`navigator.filter_bar`), which gives it its layout.  What it uses of the navigator: the
+    navigation (`nav`), `store`, `annotator`, `order` and `refilter`."""
 
-    def _build_filter_bar(self, layout: QVBoxLayout) -> None:
+    def __init__(self, navigator, layout: QVBoxLayout) -> None:
+        self.navigator = navigator
+        self.id_filters: set[str] = set()  # set_filter_ids' names in force
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search stems, alternatives and passages…")
         self.search.setClearButtonEnabled(True)
@@ -63,7 +67,7 @@ class FilterBar:
     def _fill_combo(self, name: str, combo: QComboBox) -> None:
         spec = item_filters.FILTERS[name]
         keep = combo.currentText() if combo.currentIndex() > 0 else None
-        values = spec.values(self.nav) if (self.nav is not None or not callable(spec.choices)) else []
+        values = spec.values(self.navigator.nav) if (self.navigator.nav is not None or not callable(spec.choices)) else []
         combo.blockSignals(True)
         combo.clear()
         combo.addItems([f"{spec.label or name}: {_ANY}", *values])
@@ -79,20 +83,20 @@ class FilterBar:
 
     def query(self) -> ItemQuery:
         chosen = {name: c.currentText() for name, c in self.filters.items() if c.currentIndex() > 0}
-        chosen.update({key: "on" for key in sorted(self._id_filters)})
-        return ItemQuery(self.annotator, chosen, self.search.text().strip(), self.order)
+        chosen.update({key: "on" for key in sorted(self.id_filters)})
+        return ItemQuery(self.navigator.annotator, chosen, self.search.text().strip(), self.navigator.order)
 
     # ---- applying ----------------------------------------------------------------------------
     def _apply_search(self) -> None:
-        self._filtering(lambda: None)
+        self.navigator.refilter(lambda: None)
 
     def _apply_filter(self, name: str) -> None:
         spec = item_filters.FILTERS.get(name)
         combo = self.filters[name]
-        if isinstance(spec, item_filters.IdsFilter) and combo.currentIndex() > 0 and self.nav is not None:
+        if isinstance(spec, item_filters.IdsFilter) and combo.currentIndex() > 0 and self.navigator.nav is not None:
             value = combo.currentText()
-            self.nav.put_filter_ids(f"{name}={value}", spec.ids(self.store, value))
-        self._filtering(lambda: None)
+            self.navigator.nav.put_filter_ids(f"{name}={value}", spec.ids(self.navigator.store, value))
+        self.navigator.refilter(lambda: None)
 
     # ---- a filter another module registers (desktop/ui/menus/reports.py: annotators disagree) ------
     def set_filter_ids(self, name: str, item_ids: list[str] | None) -> None:
@@ -103,9 +107,9 @@ class FilterBar:
 
         def change():
             if item_ids is None:
-                self._id_filters.discard(key)
+                self.id_filters.discard(key)
             else:
-                self._id_filters.add(key)
-                if self.nav is not None:
-                    self.nav.put_filter_ids(key, item_ids)
-        self._filtering(change)
+                self.id_filters.add(key)
+                if self.navigator.nav is not None:
+                    self.navigator.nav.put_filter_ids(key, item_ids)
+        self.navigator.refilter(change)

@@ -18,7 +18,7 @@ from desktop.ui.kit.steady import WrapLabel, reserve_lines
 _SELECT = QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows
 
 
-class Navigator(QWidget, FilterBar):
+class Navigator(QWidget):
     """Search box, filters, progress and the item list; emits the chosen item id."""
 
     itemChosen = Signal(str)
@@ -28,12 +28,12 @@ class Navigator(QWidget, FilterBar):
         self.nav = None
         self.annotator = ""
         self.store = None  # for filters computed in Python (item_filters.IdsFilter)
-        self._id_filters: set[str] = set()  # set_filter_ids' names in force
         self.order = "import"
         self.model = NavModel(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self._build_filter_bar(layout)
+        self.filter_bar = FilterBar(self, layout)  # the search box and the filter boxes, at the top
+        self.search, self.filters = self.filter_bar.search, self.filter_bar.filters
         # wrapped, two lines kept: a longer count ("… · 1 finished by someone") neither widens the
         # navigator (a one-line label is as wide as its text) nor pushes the list down
         self.progress = WrapLabel()
@@ -71,11 +71,11 @@ class Navigator(QWidget, FilterBar):
         self.nav, self.annotator, self.store = nav, annotator, store
         if nav is not None:
             nav.invalidate()
-        self.refresh_choices()
+        self.filter_bar.refresh_choices()
         self.reload()
 
     def reload(self) -> None:
-        self._filtering(lambda: None)
+        self.refilter(lambda: None)
 
     def unbind(self) -> None:
         """Show nothing and read nothing more (the window is closing)."""
@@ -84,7 +84,7 @@ class Navigator(QWidget, FilterBar):
 
     def facts_changed(self) -> None:
         """The facts were (re)computed: the model flags box, and any fact-based filter, again."""
-        self.refresh_choices(("model",))
+        self.filter_bar.refresh_choices(("model",))
         if any(self.filters[n].currentIndex() > 0 for n in ("acceptability", "eligibility", "difficulty", "model")
                if n in self.filters) or self.order != "import":
             self.reload()
@@ -120,7 +120,7 @@ class Navigator(QWidget, FilterBar):
         if self.nav is None:
             self.progress.setText("")
             return
-        q = self.query()
+        q = self.filter_bar.query()
         c = self.nav.counts(ItemQuery(self.annotator))
         total = c["total"]
         pct = 100.0 * c["done"] / total if total else 0.0
@@ -134,14 +134,14 @@ class Navigator(QWidget, FilterBar):
         self.progress.setText(f"<b>{c['done']} of {total} done</b> ({pct:.0f}%) · "
                               f"{c['in progress']} in progress{others}{shown}")
 
-    def _filtering(self, change) -> None:
+    def refilter(self, change) -> None:
         """Re-query without opening another item: the open item stays open (and selected if shown)."""
         current = self._current
         self._quiet = True
         try:
             change()
             self.update_progress()  # counts first: how many pass decides how the page is read
-            self.model.reset(self.nav, self.query())
+            self.model.reset(self.nav, self.filter_bar.query())
             if current is not None:
                 self._show(current)
         finally:
@@ -186,7 +186,7 @@ class Navigator(QWidget, FilterBar):
     # ---- walking ---------------------------------------------------------------------------------
     def visible_items(self) -> list[str]:
         """Every item the filters let through, in order (one query; not what the view has loaded)."""
-        return [] if self.nav is None else self.nav.item_ids(self.query())
+        return [] if self.nav is None else self.nav.item_ids(self.filter_bar.query())
 
     @property
     def current(self) -> str | None:
