@@ -132,7 +132,7 @@ def ctrl_enter(app, window):
         before = window.current
         QTest.keyClick(window.focusWidget() or window, Qt.Key_Return, Qt.ControlModifier)
         if window.current == before:  # no keyboard focus offscreen: the menu's action, as the key would
-            window.done_and_next()
+            window.go_menu.done_and_next()
     return press
 
 
@@ -152,7 +152,7 @@ def search_and_filters(walk) -> dict:
     for word in SEARCH_WORDS:
         def run(w=word):
             nav.search.setText(w)
-            nav._apply_search()
+            nav.filter_bar._apply_search()
         out["search_ms"][word] = timed(run)
         walk.pump(0.3)
         timed(nav.search.clear)
@@ -197,7 +197,7 @@ def run_walk(args, db: Path) -> dict:
         m["n"] = k + 1
         walk.moves.append(m)
         print(f"move {k + 1}: {m['item']} {m['move_ms']:.1f} ms, numbers on screen: "
-              f"{'yes' if m['on_screen_100ms'] else 'no'}; {mr.model_state.text()}", flush=True)
+              f"{'yes' if m['on_screen_100ms'] else 'no'}; {mr.queue_control.model_state.text()}", flush=True)
         walk.stay(args.dwell, m)
     raw["search_filters"] = search_and_filters(walk)
     # jumps to unscored items far ahead: the time to their probabilities and evidence

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.ui import display
+from desktop.ui.kit import display
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data"

@@ -269,7 +269,7 @@ def test_help_and_dialog_say_which_layer_is_written(edited, qtbot, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "a corrected NI keeps every other imported value" in text and "--annotator NAME" in text
     from desktop.ui.backend import Backend
-    from desktop.ui.export_dialog import ExportDialog
+    from desktop.ui.dialogs.export import ExportDialog
     from desktop.ui.main_window import MainWindow
 
     window = MainWindow(Backend.open(str(edited["db"]), annotator="tester"), facts=False)

@@ -179,16 +179,16 @@ def test_a_closed_pipe_on_stdout_is_not_a_traceback(db, args, unbuffered):
 
 @pytest.mark.skipif(not (TINY / "card.json").is_file(), reason="the tiny test model is not built")
 def test_screenshot_computes_scores_but_stores_nothing(db, tmp_path, monkeypatch, capsys):
-    from desktop.ui import model_review
+    from desktop.ui.model import review_queue
 
     shown = []
-    real = model_review.ModelReview._show_unstored
+    real = review_queue.QueueControl._show_unstored
 
     def spy(self, item_id, preds):
         shown.append((item_id, len(preds)))
         return real(self, item_id, preds)
 
-    monkeypatch.setattr(model_review.ModelReview, "_show_unstored", spy)
+    monkeypatch.setattr(review_queue.QueueControl, "_show_unstored", spy)
     monkeypatch.setenv("MCQLENS_SETTINGS", str(tmp_path / "settings.ini"))
     for target in (db, tmp_path / "old" / "old.db"):  # the current schema, and an old one read in memory
         if target != db:

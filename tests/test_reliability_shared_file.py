@@ -59,7 +59,7 @@ elif how == "file-dialog":
     # user clicks on the database and its side files, then cancels
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QFileDialog
-    from desktop.ui import dialog_kit
+    from desktop.ui.dialogs import dialog_kit
     app = QApplication([])
     folder = os.path.dirname(os.path.abspath(db))
     def click(names, then):

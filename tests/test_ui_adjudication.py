@@ -22,7 +22,7 @@ from desktop.domain.model import EVIDENCE  # noqa: E402
 from desktop.formats import expmrc  # noqa: E402
 from desktop.store import Store  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
-from desktop.ui.layers import ALL, LayerDialog, span_tooltip  # noqa: E402
+from desktop.ui.menus.annotators import ALL, LayerDialog, span_tooltip  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_layer_selector_shows_one_annotator_or_all(window, disputed):
     assert _shown(window) == [("expmrc-ref-1", *s) for s in one]
     assert f"expmrc-ref-1: {len(one)} evidence" in window.layers.legend.text()
     # another item keeps the chosen layer
-    window.next_item()
+    window.go_menu.next_item()
     assert window.current != item
     assert {s.annotator for s in window.passage.spans} == {"expmrc-ref-1"}
     assert window.go_to(item)

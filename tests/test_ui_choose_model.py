@@ -61,16 +61,16 @@ def test_choose_the_model_by_name_uses_and_remembers_it(qtbot, tmp_path, shipped
     qtbot.waitExposed(window)
     qtbot.waitUntil(lambda: window.model_review.model is not None, timeout=30000)
     assert "tiny one-sequence test model" in capsys.readouterr().err  # the window says which model
-    assert window.choose_model("tiny reader, accurate")
-    assert Path(window.model_dir()) == shipped / "accurate"
+    assert window.model_menu.choose_model("tiny reader, accurate")
+    assert Path(window.model_menu.model_dir()) == shipped / "accurate"
     assert settings.value("model_dir") == str(shipped / "accurate")
     review = window.model_review
     qtbot.waitUntil(lambda: review.model is not None and review.model.directory == shipped / "accurate",
                     timeout=30000)
     assert review.model.card.max_length == 512 and review.model.card.id == "tiny-accurate"
     errors = []
-    window._error = errors.append
-    assert not window.choose_model("no such model") and "tiny reader, accurate" in errors[0]
+    window.error = errors.append
+    assert not window.model_menu.choose_model("no such model") and "tiny reader, accurate" in errors[0]
     window.close()
     Store.open(str(db)).close()
 

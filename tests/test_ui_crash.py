@@ -40,7 +40,7 @@ SCRIPT = textwrap.dedent("""
     toc = w.difficulty.controls["toc"]
     toc.setCurrentIndex(toc.findData("addition"))
     toc.activated.emit(toc.currentIndex())
-    print("SHOWN", w.last_saved, w.save_label.text(), flush=True)
+    print("SHOWN", w.editing.last_saved, w.save_label.text(), flush=True)
     QTest.keyClicks(w.comments.comment, "typed but not paused yet")
     app.exec()
 """)

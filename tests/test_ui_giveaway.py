@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from desktop import formats  # noqa: E402
 from desktop.domain.model import letter  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import colors  # noqa: E402
+from desktop.ui.kit import colors  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui import giveaway_view as why_view  # noqa: E402
+from desktop.ui.model import giveaway_view as why_view  # noqa: E402
 from inference import giveaway as G  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

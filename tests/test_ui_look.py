@@ -24,7 +24,9 @@ from desktop.domain import difficulty as km  # noqa: E402
 from desktop.domain import typology as ty  # noqa: E402
 from desktop.domain.model import BASIS, EVIDENCE  # noqa: E402
 from desktop.store import Store  # noqa: E402
-from desktop.ui import accessibility, colors, guide  # noqa: E402
+from desktop.ui.kit import accessibility  # noqa: E402
+from desktop.ui.kit import colors
+from desktop.ui.help import guide
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -213,7 +215,7 @@ def test_every_text_pair_reaches_4_5_to_1(qtbot, tmp_path, monkeypatch, palette,
     assert not low, low
     window = _window(qtbot, tmp_path, monkeypatch)
     window.passage.set_selection(0, 20)
-    window._mark_button(EVIDENCE)  # the status bar speaks, the evidence is painted
+    window.mark_menu.mark_button(EVIDENCE)  # the status bar speaks, the evidence is painted
     seen = 0
     for tab in _all_tabs(window):
         pairs = _pairs_drawn(window)
@@ -316,11 +318,11 @@ def test_underline_lanes_never_reach_the_next_line(qtbot, tmp_path, monkeypatch)
 def test_status_bar_speaks_the_annotators_words(qtbot, tmp_path, monkeypatch):
     window = _window(qtbot, tmp_path, monkeypatch)
     window.passage.set_selection(0, 10)
-    window._mark_button(BASIS, 1)
+    window.mark_menu.mark_button(BASIS, 1)
     assert re.sub("<[^>]+>", "", window.save_label.text()) == "✓ Saved: basis of B added"
-    window.undo()
+    window.edit_menu.undo()
     assert re.sub("<[^>]+>", "", window.save_label.text()) == "✓ Undone: basis of B added"
-    window.redo()
+    window.edit_menu.redo()
     assert re.sub("<[^>]+>", "", window.save_label.text()) == "✓ Redone: basis of B added"
     window.difficulty.choose("pod", "none")
     assert "POD set to there is no distracting information in the text (1 pt)" in window.save_label.text()
@@ -351,10 +353,10 @@ def test_basis_of_e_has_its_own_key(qtbot, tmp_path):
     qtbot.waitExposed(window)
     item = window.current
     assert len(window.state.question.alternatives) == 5
-    buttons = [window._basis_buttons.itemAt(i).widget() for i in range(window._basis_buttons.count())]
+    buttons = [window.mark_menu._basis_buttons.itemAt(i).widget() for i in range(window.mark_menu._basis_buttons.count())]
     assert [b.text() for b in buttons] == ["A (1)", "B (2)", "C (3)", "D (4)", "E (5)"]
     assert "E marks evidence" in buttons[4].toolTip()
-    menu = [a.text() for a in window.mark_menu.actions()]
+    menu = [a.text() for a in window.mark_menu.menu.actions()]
     assert "Basis of E\t5" in menu and "Evidence\tE" in menu
     start = passage.index("the oak and the pine")
     window.passage.set_selection(start, start + len("the oak and the pine"))
@@ -473,7 +475,7 @@ def _cut(window: MainWindow) -> list[tuple[str, str]]:
     """Every label and combo box on screen whose text is cut without "…" and a tooltip holding it."""
     from PySide6.QtWidgets import QComboBox
 
-    from desktop.ui.fit_text import fits
+    from desktop.ui.kit.fit_text import fits
     out = []
     for w in [*window.findChildren(QLabel), *window.findChildren(QComboBox)]:
         if w.isVisibleTo(window) and w.width() > 0:
@@ -499,7 +501,7 @@ def test_1366x768_every_label_and_box_shows_its_text_or_elides_it_with_a_tooltip
     span = next(s for s in window.state.question.spans if s.id is not None)
     window.passage.select_span(span.id)
     QApplication.processEvents()
-    assert window.span_info.full_text().startswith("selected: ")
+    assert window.mark_menu.span_info.full_text().startswith("selected: ")
     cut += [("span selected", *c) for c in _cut(window)]
     # a long status message beside the save mark: cut with "…", never over it
     window.tell("Score all: " + "the longest message a status bar shows, " * 6 + "run again to go on")
@@ -522,7 +524,7 @@ def test_marking_an_item_done_moves_nothing(qtbot, tmp_path, monkeypatch):
     QApplication.processEvents()
     assert window.state.status == "done"
     assert (window.navigator.width(), window.passage.width(), window.tabs.width()) == before
-    window.undo()
+    window.edit_menu.undo()
     QApplication.processEvents()
     assert (window.navigator.width(), window.passage.width(), window.tabs.width()) == before
     _close(window)

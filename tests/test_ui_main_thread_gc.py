@@ -26,7 +26,7 @@ SCRIPT = r'''
 import gc, json, threading, time, weakref
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication
-from desktop.ui import main_thread_gc
+from desktop.ui.kit import main_thread_gc
 
 class Node(QObject):
     pass

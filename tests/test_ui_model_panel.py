@@ -73,7 +73,7 @@ def test_panel_fills_after_switching_items(qtbot, monkeypatch, green):
     mr = window.model_review
     first = window.current
     _wait_scored(qtbot, window, first)
-    window.next_item()
+    window.go_menu.next_item()
     second = window.current
     assert second != first
     _wait_scored(qtbot, window, second)
@@ -99,7 +99,7 @@ def test_panel_fills_after_switching_items(qtbot, monkeypatch, green):
     assert mr.view.context_barely_helps == (mi <= ms.LOW_MI_BITS)
     # back to the first item: its scores come from the database, no rescoring
     scored = mr.scored_items
-    window.previous_item()
+    window.go_menu.previous_item()
     assert window.current == first and set(mr.view.formats) == set(ms.FORMATS)
     assert mr.scored_items == scored
     _close(window)
@@ -107,7 +107,7 @@ def test_panel_fills_after_switching_items(qtbot, monkeypatch, green):
 
 @needs_model
 def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypatch, green, tmp_path):
-    """Model → Score all… (desktop/ui/menu_model.py) scores in a worker; cancel and resume:
+    """Model → Score all… (desktop/ui/menus/model.py) scores in a worker; cancel and resume:
     tests/test_ui_stories.py."""
     window = _window(qtbot, monkeypatch, green, TINY, db=tmp_path / "review.db")
     mr = window.model_review
@@ -118,16 +118,16 @@ def test_event_loop_stays_responsive_while_scoring_the_database(qtbot, monkeypat
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     start = time.perf_counter()
-    assert window.score_all()
+    assert window.model_menu.score_all()
     n_questions = sum(1 for d in green for _ in d.questions())
     store = window.backend.store
     # wait for the run's end and the stored rows, not for a worker's flag
-    qtbot.waitUntil(lambda: window.last_score_run is not None
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None
                     and store.stats()["annotations"]["predictions"] == 2 * n_questions, timeout=120000)
     elapsed = time.perf_counter() - start
     timer.stop()
     assert store.stats()["annotations"]["predictions"] == 2 * n_questions
-    assert not window.last_score_run.cancelled
+    assert not window.model_menu.last_score_run.cancelled
     # the GUI thread kept running its timer the whole time (no multi-second freeze)
     assert len(ticks) >= 5
     gaps = [b - a for a, b in zip([start, *ticks], [*ticks, start + elapsed])]
@@ -190,7 +190,7 @@ def test_reject_and_what_if_leave_the_item_untouched(qtbot, monkeypatch, green):
     assert after.alternatives == stored_q.alternatives and after.key == stored_q.key
     # reject: recorded on the stored prediction, no span added, outline gone
     n_spans = len(after.spans)
-    mr.reject_evidence()
+    mr.decisions.reject_evidence()
     std = next(p for p in window.backend.store.predictions(item) if p.input_format == "standard")
     assert std.extra["evidence_rejected_by"] == ["anna"]
     assert len(window.backend.store.question(item).spans) == n_spans
@@ -205,7 +205,7 @@ def test_without_a_model_the_panel_says_why_and_the_window_works(qtbot, monkeypa
     qtbot.waitUntil(lambda: mr.model_error is not None, timeout=10000)
     text = mr.panel.status.text()
     assert "No model" in text and str(missing) in text and "--model" in text
-    assert window.score_all() is False and f"No model in {missing}" in window.last_error
+    assert window.model_menu.score_all() is False and f"No model in {missing}" in window.last_error
     # everything else works: mark evidence, see it stored
     item = window.current
     window.passage.set_selection(0, 20)
@@ -222,8 +222,8 @@ def test_flagged_items_suggest_the_tag_and_the_navigator_filters_and_orders_by_n
     window = _window(qtbot, monkeypatch, green, TINY, db=tmp_path / "review.db")
     mr = window.model_review
     _wait_scored(qtbot, window, window.current)
-    assert window.score_all()
-    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=120000)
+    assert window.model_menu.score_all()
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None, timeout=120000)
     store = window.backend.store
     # which items the stored probabilities flag, recomputed here from N = 2^H
     n_short, flagged = {}, set()
@@ -266,11 +266,11 @@ def test_agreement_tally_is_read_back_from_the_database(qtbot, monkeypatch, gree
     mr = window.model_review
     first = window.current
     _wait_scored(qtbot, window, first)
-    assert mr.accept_evidence() is not None
-    window.next_item()
+    assert mr.decisions.accept_evidence() is not None
+    window.go_menu.next_item()
     second = window.current
     _wait_scored(qtbot, window, second)
-    mr.reject_evidence()
+    mr.decisions.reject_evidence()
     _close(window)
 
     window = _window(qtbot, monkeypatch, green, TINY, db=db)
@@ -289,7 +289,7 @@ def test_editing_model_evidence_marks_the_annotators_own_span(qtbot, monkeypatch
     item = window.current
     _wait_scored(qtbot, window, item)
     start, end, text = mr.view.evidence
-    mr.edit_evidence()
+    mr.decisions.edit_evidence()
     assert window.passage.selection() == (start, end)
     # the annotator drops the sentence's last word, then presses E
     trimmed = text.rstrip(".!?\"' ").rsplit(" ", 1)[0]

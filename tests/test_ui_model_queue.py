@@ -26,7 +26,7 @@ from desktop.app import model_stages  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 from desktop.app.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
-from desktop.ui.navigator_model import SCORED_MARK  # noqa: E402
+from desktop.ui.navigator.item_list import SCORED_MARK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
@@ -104,14 +104,14 @@ def test_open_item_first_then_the_next_items_in_the_navigators_order(qtbot, monk
         assert set(preds) == {"standard", "shortcut"}
         assert preds["standard"].evidence and not preds["standard"].extra.get("evidence_pending")
         assert store.explanation(item, mr.model.id, "delete") is not None
-    assert mr.model_state.text() == "model: 3 items ahead"
+    assert mr.queue_control.model_state.text() == "model: 3 items ahead"
     # the navigator marks the items whose numbers are stored
     model = window.navigator.model
     marked = {model.item_at(i).item_id for i in range(model.n_loaded()) if model.item_at(i) is not None
               and str(model.data(model.index(i, 0))).startswith(f" {SCORED_MARK} ")}
     assert marked == set(expected)
     # Ctrl+Enter: the next item's numbers are on screen at once, and the plan moves one on
-    window.done_and_next()
+    window.go_menu.done_and_next()
     assert window.current == expected[1]
     assert mr.view is not None and set(mr.view.formats) == {"standard", "shortcut"} and mr.view.evidence
     _wait_idle(qtbot, mr)
@@ -162,13 +162,13 @@ def test_a_filter_or_the_order_re_plans_and_a_jump_re_targets_at_once(qtbot, mon
     qtbot.waitUntil(lambda: mr.worker.queue.ahead == _next_ids(window, 2), timeout=2000)
     window.edit("status", "done")  # marked done: under "not done" it stays listed until the filter changes
     nav.search.setText("parent")  # a search: only the items that contain it
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     shown = nav.visible_items()
     after = [i for i in shown if i != window.current]
     want = _next_ids(window, 2) if window.current in shown else after[:2]
     qtbot.waitUntil(lambda: mr.worker.queue.ahead == want, timeout=2000)
     nav.search.clear()
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     status.setCurrentIndex(0)
     # the order: by the shortcut model's N (the items scored so far first)
     window.start_facts()
@@ -249,31 +249,31 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
     mr = window.model_review
     qtbot.waitUntil(lambda: len(mr.worker.queue.computed) >= 3, timeout=60000)
-    mr.pause_action.trigger()  # Model → Pause the model
-    assert mr.paused and QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat).value("model_paused") in (True, "true")
+    mr.queue_control.pause_action.trigger()  # Model → Pause the model
+    assert mr.queue_control.paused and QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat).value("model_paused") in (True, "true")
     qtbot.waitUntil(lambda: mr.worker.snapshot()["running"] is None, timeout=30000)
     stopped_at = list(mr.worker.queue.computed)
     with Store.open(db) as store:
         stored = {(r.item_id, p.input_format): p.probabilities for r in store.items() for p in store.predictions(r.item_id)}
     assert stored  # what was scored before the pause is stored
     qtbot.wait(1500)
-    assert mr.worker.queue.computed == stopped_at and mr.model_state.text() == "model: paused"
+    assert mr.worker.queue.computed == stopped_at and mr.queue_control.model_state.text() == "model: paused"
     window.navigator.next_item()  # moving on scores nothing while paused
-    assert window.score_all()  # Score all waits too, and its Cancel ends it
+    assert window.model_menu.score_all()  # Score all waits too, and its Cancel ends it
     qtbot.wait(500)
-    assert mr.worker.queue.computed == stopped_at and window.last_score_run is None
-    window.score_progress.canceled.emit()  # its Cancel button
-    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=10000)
-    assert window.last_score_run.cancelled and window.last_score_run.scored == 0
+    assert mr.worker.queue.computed == stopped_at and window.model_menu.last_score_run is None
+    window.model_menu.score_progress.canceled.emit()  # its Cancel button
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None, timeout=10000)
+    assert window.model_menu.last_score_run.cancelled and window.model_menu.last_score_run.scored == 0
     _close(window)
     # the next session starts paused; nothing stored was lost
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
     mr = window.model_review
-    assert mr.paused and mr.pause_action.isChecked()
+    assert mr.queue_control.paused and mr.queue_control.pause_action.isChecked()
     with Store.open(db) as store:
         for (item, fmt), probs in stored.items():
             assert [p.probabilities for p in store.predictions(item) if p.input_format == fmt] == [probs]
-    mr.pause_action.trigger()  # on again: it goes on from there
+    mr.queue_control.pause_action.trigger()  # on again: it goes on from there
     _wait_idle(qtbot, mr)
     assert mr.worker.queue.computed
     _close(window)
@@ -316,9 +316,9 @@ def test_score_all_and_why_share_the_panels_one_model(qtbot, monkeypatch, tmp_pa
     mr = window.model_review
     mr.why.open()  # Why? on the open item: computed by the same thread, right after its probabilities
     qtbot.waitUntil(lambda: mr.why.view.explanation is not None, timeout=60000)
-    assert window.score_all()
-    qtbot.waitUntil(lambda: window.last_score_run is not None or bool(window.last_error), timeout=120000)
-    assert not window.last_error and not window.last_score_run.cancelled
+    assert window.model_menu.score_all()
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None or bool(window.last_error), timeout=120000)
+    assert not window.last_error and not window.model_menu.last_score_run.cancelled
     assert len(loads) == 1  # one model in the window
     with Store.open(db) as store:
         n = len(store.items())

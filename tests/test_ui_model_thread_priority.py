@@ -21,7 +21,7 @@ def _nice(tid: int) -> int:
 
 
 def test_the_model_thread_and_its_runtime_threads_run_below_the_window(qtbot):
-    from desktop.ui.scoring_worker import BACKGROUND_NICE, ScoringWorker
+    from desktop.ui.model.scoring_worker import BACKGROUND_NICE, ScoringWorker
 
     before = {int(t) for t in os.listdir("/proc/self/task")}
     base = _nice(threading.get_native_id())

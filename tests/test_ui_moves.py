@@ -19,7 +19,7 @@ from desktop import formats  # noqa: E402
 from desktop.store import Store  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.suggestions import pending  # noqa: E402
+from desktop.ui.item.suggestions import pending  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"

@@ -17,7 +17,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from desktop import formats  # noqa: E402
 from desktop.domain.changes import Change  # noqa: E402
 from desktop.store import Store, item_filters  # noqa: E402
-from desktop.ui import navigator_model as navigator_module  # noqa: E402
+from desktop.ui.navigator import item_list as navigator_module  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 
@@ -65,7 +65,7 @@ def test_status_per_annotator_survives_a_restart(qtbot, db):
     ids = _ids(GREEN, YELLOW)
     anna = _open(qtbot, db, "anna")
     assert anna.current == ids[0]
-    anna.done_and_next()  # ids[0] done for anna, on to the next unfinished
+    anna.go_menu.done_and_next()  # ids[0] done for anna, on to the next unfinished
     assert anna.current == ids[1]
     anna.comments._radios["unsure"].click()  # an edit: ids[1] in progress for anna
     assert anna.navigator.progress.text().startswith(f"<b>1 of {len(ids)} done</b>")
@@ -77,10 +77,10 @@ def test_status_per_annotator_survives_a_restart(qtbot, db):
     assert (first.status, first.n_done) == ("untouched", 1)  # anna's done is hers; bob sees it counted
     assert nav.model.index(nav.model.row_index(first.rowid), 2).data() == "1"
     assert bob.comments._status_buttons["untouched"].isChecked()
-    bob.done_and_next()  # bob finishes ids[0] too
+    bob.go_menu.done_and_next()  # bob finishes ids[0] too
     assert nav.model.row_of(ids[0]).n_done == 2
     bob.backend.store.apply(Change(ids[0], "status", "done", "gold"))  # the adjudicated layer
-    bob.refresh_rows([ids[0]])
+    bob.editing.refresh_rows([ids[0]])
     assert nav.model.row_of(ids[0]).gold_status == "done"
     assert nav.model.index(nav.model.row_index(first.rowid), 2).data() == "2★"  # gold not counted
     _close(bob)
@@ -137,7 +137,7 @@ def test_search_is_fts_and_combines_with_filters(qtbot, db):
     want = sorted(set(want), key=order.index)
     assert want
     nav.search.setText(word)
-    nav._apply_search()
+    nav.filter_bar._apply_search()
     assert nav.visible_items() == want
     assert f"{len(want)} shown" in nav.progress.text()
     # combined with a filter: my status "done" on one of the hits only
@@ -211,8 +211,8 @@ def test_the_shown_count_is_the_list_for_every_filter_value(qtbot, db):
         for i in range(1, combo.count()):
             combo.setCurrentIndex(i)
             shown = nav.visible_items()
-            total = nav.nav.total(nav.query())
-            assert total == len(shown) == nav.nav.counts(nav.query())["total"], (name, combo.itemText(i))
+            total = nav.nav.total(nav.filter_bar.query())
+            assert total == len(shown) == nav.nav.counts(nav.filter_bar.query())["total"], (name, combo.itemText(i))
             assert f"{total} shown" in nav.progress.text()
             seen_nonzero += total > 0
             seen_zero += total == 0

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.menu_file import PROGRESS_STEPS  # noqa: E402
+from desktop.ui.menus.file import PROGRESS_STEPS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBRACE = ROOT.parent / "shared" / "data" / "embrace"
@@ -42,20 +42,20 @@ def _watch_progress(window: MainWindow) -> list[tuple[int, int, str]]:
     seen: list[tuple[int, int, str]] = []
 
     def spy(*_):
-        dlg = window._progress
+        dlg = window.file_menu._progress
         if dlg is not None:
             seen.append((dlg.value(), dlg.maximum(), dlg.labelText()))
 
-    window.import_runner.advanced.connect(spy)  # after the window's own slot: sees its result
+    window.file_menu.import_runner.advanced.connect(spy)  # after the window's own slot: sees its result
     return seen
 
 
 def test_import_bar_counts_files_and_records(qtbot, tmp_path, monkeypatch):
-    from desktop.ui.workers import Runner
+    from desktop.ui.kit.workers import Runner
     monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)  # every report, however fast the machine reads
     window = _open(qtbot, tmp_path / "a.db")
     seen = _watch_progress(window)
-    window.import_file(str(EMBRACE))  # a folder: green and yellow
+    window.file_menu.import_file(str(EMBRACE))  # a folder: green and yellow
     qtbot.waitUntil(lambda: not window.importing, timeout=30000)
     assert window.last_error == ""
     records = len(_lines(GREEN)) + len(_lines(YELLOW))
@@ -78,7 +78,7 @@ def test_import_bar_counts_files_and_records(qtbot, tmp_path, monkeypatch):
 def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monkeypatch):
     import threading
 
-    from desktop.ui.workers import Runner
+    from desktop.ui.kit.workers import Runner
     monkeypatch.setattr(Runner, "ADVANCE_EVERY_S", 0.0)
     window = _open(qtbot, tmp_path / "b.db")
     first_reports: list[float] = []
@@ -88,18 +88,18 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
         if records and not first_reports:
             first_reports.append(done)
             from PySide6.QtWidgets import QPushButton
-            button = window._progress.findChild(QPushButton)
+            button = window.file_menu._progress.findChild(QPushButton)
             assert button.text() == "Cancel"
             button.click()
             clicked.set()
 
-    window.import_runner.advanced.connect(cancel_on_first_record)
+    window.file_menu.import_runner.advanced.connect(cancel_on_first_record)
     results: list = []
-    window.import_runner.finished.connect(results.append)
-    window.import_runner.failed.connect(results.append)
+    window.file_menu.import_runner.finished.connect(results.append)
+    window.file_menu.import_runner.failed.connect(results.append)
     stopped: list = []
-    from desktop.ui import menu_file
-    from desktop.ui.workers import Cancelled
+    from desktop.ui.menus import file as menu_file
+    from desktop.ui.kit.workers import Cancelled
     real_read = menu_file.read_file
 
     def read_and_watch(path, progress=None):
@@ -116,10 +116,10 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
 
     menu_file.read_file = read_and_watch
     try:
-        window.import_file(str(YELLOW))
+        window.file_menu.import_file(str(YELLOW))
         qtbot.waitUntil(lambda: not window.importing, timeout=30000)
         assert first_reports and first_reports[0] < 1
-        qtbot.waitUntil(lambda: not window.import_runner.busy, timeout=30000)
+        qtbot.waitUntil(lambda: not window.file_menu.import_runner.busy, timeout=30000)
     finally:
         menu_file.read_file = real_read
     assert stopped == [str(YELLOW)]  # the reader stopped inside the file
@@ -130,7 +130,7 @@ def test_import_cancel_stops_the_reader_and_stores_nothing(qtbot, tmp_path, monk
     assert window.backend.items() == []
     assert window.pages.currentWidget() is window.welcome
     # The next import after a cancel works.
-    window.import_file(str(GREEN))
+    window.file_menu.import_file(str(GREEN))
     qtbot.waitUntil(lambda: not window.importing, timeout=30000)
     assert len(window.backend.items()) == sum(line.count('"mcq"') for line in _lines(GREEN))
     _close(window)
@@ -181,7 +181,7 @@ def test_problem_tag_on_one_alternative(qtbot, tmp_path):
     assert [(p.type, p.element, p.alternative) for p in mine] == [("spelling_errors", "alternatives", None)]
     assert not panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
     # undo brings the tag in C back, shown on its button
-    window.undo()
+    window.edit_menu.undo()
     assert panel.letter_button("spelling_errors", "alternatives", 2).isChecked()
     _close(window)
 
@@ -229,7 +229,7 @@ def test_comments_are_a_list_added_edited_and_deleted_one_by_one(qtbot, tmp_path
     assert stored() == ["the stem lacks a comma after 'however'"]
     assert panel.list.count() == 1 and panel.comment.toPlainText() == ""
     # each step is one history row of the comments field; undo brings the deleted one back
-    window.undo()
+    window.edit_menu.undo()
     assert stored() == ["the stem lacks a comma after 'however'", "distractor D is too long"]
     assert panel.list.count() == 2
     _close(window)
@@ -295,6 +295,6 @@ def test_linter_suggestions_accept_and_dismiss(qtbot, tmp_path):
     qtbot.addWidget(window)
     assert window.go_to(item)
     assert len(window.problems.suggestion_rows) == len(linted) - 2
-    window.undo()
+    window.edit_menu.undo()
     assert len(window.problems.suggestion_rows) == len(linted) - 1
     _close(window)

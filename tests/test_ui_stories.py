@@ -25,7 +25,7 @@ from desktop.domain.model import BASIS  # noqa: E402
 from desktop.store import Store  # noqa: E402
 from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
-from desktop.ui.menu_file import recent_databases  # noqa: E402
+from desktop.ui.menus.file import recent_databases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
@@ -92,14 +92,14 @@ def test_new_database_import_mark_a_basis_export_equals_the_cli(qtbot, tmp_path,
     assert str(tmp_path / "annotations.db") in window.database_label.text()
     # File → New database…
     _choose(window, tmp_path / "review.db")
-    window.new_database_action.trigger()
+    window.file_menu.new_database_action.trigger()
     window = _replacement(qtbot, window)
     assert Path(window.backend.path) == tmp_path / "review.db"
     assert window.windowTitle().startswith("review.db")
     assert str(tmp_path / "review.db") in window.database_label.text()
     # File → Import… EMBRACE green
     _choose(window, GREEN)
-    _menu_action(window.file_menu, "&Import…").trigger()
+    _menu_action(window.file_menu.menu, "&Import…").trigger()
     qtbot.waitUntil(lambda: not window.importing, timeout=60000)
     n_green = sum(1 for d in formats.read(str(GREEN)) for _ in d.questions())
     assert len(window.backend.items()) == n_green
@@ -108,12 +108,12 @@ def test_new_database_import_mark_a_basis_export_equals_the_cli(qtbot, tmp_path,
     text = window.state.passage_text
     start, end = 0, text.index(".") + 1  # the first sentence
     window.passage.set_selection(start, end)
-    qtbot.mouseClick(window._basis_buttons.itemAt(1).widget(), Qt.LeftButton)
+    qtbot.mouseClick(window.mark_menu._basis_buttons.itemAt(1).widget(), Qt.LeftButton)
     mine = [s for s in window.backend.store.question(item).spans if s.annotator == "anna"]
     assert [(s.role, s.alternative) for s in mine] == [(BASIS, 1)]
     # File → Export… EMBRACE, the default layer, to a file
-    window.export_action.trigger()
-    dialog = window.export_dialog
+    window.file_menu.export_action.trigger()
+    dialog = window.file_menu.export_dialog
     out_gui, out_cli = tmp_path / "gui.jsonl", tmp_path / "cli.jsonl"
     dialog.choose("embrace", path=str(out_gui))
     qtbot.mouseClick(dialog.ok, Qt.LeftButton)
@@ -142,13 +142,13 @@ def test_open_a_second_database_from_the_recent_list(qtbot, tmp_path, settings):
             store.import_datasets(formats.read(str(path)), file=str(path))
     window = _open(qtbot, first, settings)
     _choose(window, second)
-    window.open_database_action.trigger()  # File → Open database…
+    window.file_menu.open_database_action.trigger()  # File → Open database…
     window = _replacement(qtbot, window)
     assert window.windowTitle().startswith("second.db")
     # the recent list (kept in the settings file) offers the first database
     assert recent_databases(QSettings(settings.fileName(), QSettings.IniFormat))[:2] == [str(second), str(first)]
-    window.recent_menu.aboutToShow.emit()
-    entries = [a for a in window.recent_menu.actions() if a.data()]
+    window.file_menu.recent_menu.aboutToShow.emit()
+    entries = [a for a in window.file_menu.recent_menu.actions() if a.data()]
     assert [a.data() for a in entries] == [str(first)]
     entries[0].trigger()
     window = _replacement(qtbot, window)
@@ -179,8 +179,8 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     shutil.copy(anna_db, cli_db)  # the command line merges the same data
     window = _open(qtbot, anna_db, settings)
     # File → Merge a colleague's work…
-    window.merge_action.trigger()
-    dialog = window.merge_dialog
+    window.file_menu.merge_action.trigger()
+    dialog = window.file_menu.merge_dialog
     dialog.path.set_path(str(bob_db))
     qtbot.mouseClick(dialog.merge_button, Qt.LeftButton)
     assert dialog.plan is not None and dialog.summary.text().startswith("Merged:"), dialog.summary.text()
@@ -190,8 +190,8 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     assert ("bob", 137, 206) in _basis_b(window.backend.store, item)
     dialog.close()
     # Reports → Agreement…: the item is listed; clicking it opens it
-    window.next_item()
-    agreement = window.show_agreement()
+    window.go_menu.next_item()
+    agreement = window.reports_menu.show_agreement()
     qtbot.waitUntil(lambda: agreement.report is not None, timeout=30000)
     assert item in agreement.listed_items()
     row = agreement.items.item(agreement.listed_items().index(item))
@@ -209,11 +209,11 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     assert set(shown) == {"all annotators", *written["pairs"]}
     agreement.close()
     # the navigator's "annotators disagree" filter shows it, and only the items with disagreements
-    window.disagree_box.setChecked(True)  # found in a worker
+    window.reports_menu.disagree_box.setChecked(True)  # found in a worker
     qtbot.waitUntil(lambda: window.navigator.visible_items() == [item, "0_2"], timeout=30000)
-    assert window.disagree_action.isChecked() and window.disagreeing == [item, "0_2"]
+    assert window.reports_menu.disagree_action.isChecked() and window.reports_menu.disagreeing == [item, "0_2"]
     # Reports → Adjudicate the disagreements…: adopt bob's basis of B as gold
-    dialog = window.adjudicate_disagreements()
+    dialog = window.reports_menu.adjudicate_disagreements()
     assert dialog.item == item and dialog.queue == [item, "0_2"]
     assert dialog.select("basis.1", "bob")
     qtbot.mouseClick(dialog.adopt_button, Qt.LeftButton)
@@ -226,7 +226,7 @@ def test_merge_a_colleague_see_the_disagreement_adjudicate_and_export_gold(qtbot
     dialog.close()
     # File → Export… (gold where adjudicated): the gold basis, and the file the command line writes
     out_gui, out_cli = tmp_path / "gold-gui.jsonl", tmp_path / "gold-cli.jsonl"
-    export = window.show_export_dialog()
+    export = window.file_menu.show_export_dialog()
     export.choose("embrace", path=str(out_gui))
     qtbot.mouseClick(export.ok, Qt.LeftButton)
     assert out_gui.is_file(), export.message.text()
@@ -255,7 +255,7 @@ def test_merge_conflicts_are_listed_and_kept_as_the_cli_keeps_them(qtbot, tmp_pa
                                                    "end": span[1]}, "anna"))
     shutil.copy(mine_db, cli_db)
     window = _open(qtbot, mine_db, settings)
-    dialog = window.show_merge_dialog()
+    dialog = window.file_menu.show_merge_dialog()
     dialog.path.set_path(str(theirs_db))
     before = _basis_b(window.backend.store, "0_1")
     qtbot.mouseClick(dialog.preview_button, Qt.LeftButton)  # a dry run writes nothing
@@ -295,31 +295,31 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
     window = _open(qtbot, gui_db, settings)
     # Model → Choose the model directory… (remembered in the settings)
     _choose(window, TINY)
-    window.choose_model_action.trigger()
+    window.model_menu.choose_model_action.trigger()
     assert QSettings(settings.fileName(), QSettings.IniFormat).value("model_dir") == str(TINY)
     # the panel has loaded it (two loads at once in one process race on inference's cache of the CPU graph)
     qtbot.waitUntil(lambda: window.model_review.model is not None, timeout=30000)
     # Model → Score all…, cancelled once its first chunk is stored: the event the dialog's Cancel sets,
     # set in the worker's thread (the tiny model would finish before a click arrives)
-    window.score_all_action.trigger()
-    dialog = window.score_progress
+    window.model_menu.score_all_action.trigger()
+    dialog = window.model_menu.score_progress
     assert dialog is not None and dialog.isVisible()
     # the line is emitted in the model's thread (Score all runs on the panel's one model); this run only
-    first_cancel = window._score_cancel
+    first_cancel = window.model_menu._score_cancel
     window.model_review.worker.batchText.connect(lambda text: text.startswith("Scored and stored")
                                                  and first_cancel.set(), Qt.DirectConnection)
-    qtbot.waitUntil(lambda: window.last_score_run is not None or bool(window.last_error), timeout=120000)
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None or bool(window.last_error), timeout=120000)
     assert not window.last_error
-    first = window.last_score_run
+    first = window.model_menu.last_score_run
     n_items = len(window.backend.items())
     stored = _predictions(window.backend.store)
     assert first.cancelled and 0 < first.scored < n_items
     # Score all… again goes on from there
-    window.last_score_run = None
-    window.score_all_action.trigger()
-    qtbot.waitUntil(lambda: window.last_score_run is not None or bool(window.last_error), timeout=120000)
+    window.model_menu.last_score_run = None
+    window.model_menu.score_all_action.trigger()
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None or bool(window.last_error), timeout=120000)
     assert not window.last_error
-    second = window.last_score_run
+    second = window.model_menu.last_score_run
     assert not second.cancelled and second.already >= first.scored and second.questions == n_items
     gui = _predictions(window.backend.store)
     for key, p in stored.items():  # what the cancelled run stored was kept, not scored again
@@ -339,7 +339,7 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
             assert q.extra.get(name) == pytest.approx(p.extra.get(name), abs=1e-4), (key, name)
     # File → Export… model predictions: the table `mcqlens export predictions` writes of the same rows
     out_gui, out_cli = tmp_path / "pred-gui.csv", tmp_path / "pred-cli.csv"
-    export = window.show_export_dialog()
+    export = window.file_menu.show_export_dialog()
     export.choose("predictions", path=str(out_gui))
     qtbot.mouseClick(export.ok, Qt.LeftButton)
     assert cli.main(["export", "predictions", "--db", str(gui_db), "-o", str(out_cli)]) == 0
@@ -359,7 +359,7 @@ def test_score_all_cancel_resume_stores_what_mcqlens_score_stores(qtbot, tmp_pat
     # the next session (no --model) uses the model directory chosen in this one
     monkeypatch.delenv("MCQLENS_MODEL")
     window = _open(qtbot, gui_db, settings)
-    assert window.model_dir() == str(TINY)
+    assert window.model_menu.model_dir() == str(TINY)
     window.close()
 
 
@@ -369,9 +369,9 @@ def test_report_writes_what_mcqlens_report_writes_and_opens_index_html(qtbot, tm
         store.import_datasets(_green(), file=str(GREEN))
     window = _open(qtbot, db, settings)
     opened = []
-    window.open_url = opened.append  # the system browser, in the program
+    window.reports_menu.open_url = opened.append  # the system browser, in the program
     _choose(window, tmp_path / "report")
-    window.report_action.trigger()  # Reports → Report…
+    window.reports_menu.report_action.trigger()  # Reports → Report…
     qtbot.waitUntil(lambda: bool(opened), timeout=60000)
     assert opened[0].toLocalFile() == str(tmp_path / "report" / "index.html")
     assert cli.main(["report", "--db", str(db), "-o", str(tmp_path / "report-cli")]) == 0
@@ -386,9 +386,9 @@ def test_the_menus_dialogs_name_every_control_for_a_screen_reader(qtbot, tmp_pat
     with Store.open(str(db)) as store:
         store.import_datasets(_green(), file=str(GREEN))
     window = _open(qtbot, db, settings)
-    agreement = window.show_agreement()
+    agreement = window.reports_menu.show_agreement()
     qtbot.waitUntil(lambda: agreement.report is not None, timeout=30000)
-    dialogs = [window.show_export_dialog(), window.show_merge_dialog(), agreement, window.disagree_box]
+    dialogs = [window.file_menu.show_export_dialog(), window.file_menu.show_merge_dialog(), agreement, window.reports_menu.disagree_box]
     unnamed = []
     for d in dialogs:
         for w in [d, *d.findChildren(QAbstractButton), *d.findChildren(QComboBox), *d.findChildren(QLineEdit),
@@ -408,7 +408,7 @@ def test_score_the_items_shown_scores_only_the_filtered_items(qtbot, tmp_path, s
     with Store.open(str(db)) as store:
         store.import_datasets(_green(3), file=str(GREEN))
     window = _open(qtbot, db, settings)
-    assert window.choose_model_dir(str(TINY))  # Score all waits for the panel to load it
+    assert window.model_menu.choose_model_dir(str(TINY))  # Score all waits for the panel to load it
     assert window.go_to("0_1") and window.edit("status", "done") is not None
     # the open item goes first in the model's one queue (issue 29): open another one, so that
     # Score the items shown has 0_1 to score
@@ -416,9 +416,9 @@ def test_score_the_items_shown_scores_only_the_filtered_items(qtbot, tmp_path, s
     status = window.navigator.filters["status"]
     status.setCurrentIndex(status.findText("done"))  # the navigator shows the done items: 0_1 alone
     assert window.navigator.visible_items() == ["0_1"]
-    window.score_shown_action.trigger()  # Model → Score the items shown…
-    qtbot.waitUntil(lambda: window.last_score_run is not None, timeout=60000)
-    run = window.last_score_run
+    window.model_menu.score_shown_action.trigger()  # Model → Score the items shown…
+    qtbot.waitUntil(lambda: window.model_menu.last_score_run is not None, timeout=60000)
+    run = window.model_menu.last_score_run
     assert (run.questions, run.scored, run.stored) == (1, 1, 2)
     scored = {r.item_id for r in window.backend.items() if window.backend.store.predictions(r.item_id)}
     assert "0_1" in scored and scored <= {"0_1", window.current}  # the panel scores the open item itself
@@ -438,7 +438,7 @@ def test_merge_a_colleagues_export_file_under_their_name(qtbot, tmp_path, settin
     assert cli.main(["export", "embrace", "--db", str(bob_db), "-o", str(bob_file)]) == 0
     shutil.copy(anna_db, cli_db)
     window = _open(qtbot, anna_db, settings)
-    dialog = window.show_merge_dialog()
+    dialog = window.file_menu.show_merge_dialog()
     dialog.path.set_path(str(bob_file))
     dialog.annotator.setText("bob")
     qtbot.mouseClick(dialog.merge_button, Qt.LeftButton)
@@ -468,13 +468,13 @@ def test_report_proposes_a_folder_that_exists_and_says_where_it_is_when_no_brows
         proposed.append((start, os.path.isdir(start)))
         return None
     window.path_chooser = cancel
-    window.report_action.trigger()
+    window.reports_menu.report_action.trigger()
     assert proposed == [(str(tmp_path / "report"), True)]  # a folder the dialog can choose as it stands
     assert not (tmp_path / "report").exists()  # cancelled: the empty folder made for it is gone again
     # chosen, written, and no program opens .html files here: the window says where the report is
-    window.open_url = lambda url: False
+    window.reports_menu.open_url = lambda url: False
     window.path_chooser = lambda parent, title, mode, start, name_filter: start
-    window.report_action.trigger()
+    window.reports_menu.report_action.trigger()
     index = tmp_path / "report" / "index.html"
     qtbot.waitUntil(lambda: str(index) in window.last_error, timeout=60000)
     assert index.is_file() and "no web browser could open it" in window.last_error
@@ -493,7 +493,7 @@ def test_gui_creates_its_database_only_when_items_are_stored_in_it(qtbot, tmp_pa
         window.database_label.full_text()
     _choose(window, tmp_path / "elsewhere" / "review.db")
     (tmp_path / "elsewhere").mkdir()
-    window.new_database_action.trigger()
+    window.file_menu.new_database_action.trigger()
     window = _replacement(qtbot, window)
     assert (tmp_path / "elsewhere" / "review.db").is_file()
     assert not default.exists()  # nothing left behind in the start folder
@@ -506,8 +506,8 @@ def test_gui_creates_its_database_only_when_items_are_stored_in_it(qtbot, tmp_pa
     window.show()
     assert not default.exists()
     _choose(window, GREEN)
-    _menu_action(window.file_menu, "&Import…").trigger()
-    assert window.welcome_text.text().startswith("<h2>Importing ")  # not the instructions, half hidden
+    _menu_action(window.file_menu.menu, "&Import…").trigger()
+    assert window.welcome.text.text().startswith("<h2>Importing ")  # not the instructions, half hidden
     qtbot.waitUntil(lambda: not window.importing, timeout=60000)
     assert default.is_file() and window.pages.currentWidget() is window.work
     n_green = sum(1 for d in formats.read(str(GREEN)) for _ in d.questions())

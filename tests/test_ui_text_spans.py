@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop.ui.text_spans import (
+from desktop.ui.item.text_spans import (
     OffsetMap, next_word_end, next_word_start, paragraph_bounds, previous_word_end, previous_word_start,
     snap_to_words,
 )

@@ -75,7 +75,7 @@ def test_stale_comment_is_refused_then_the_later_edit_wins(qtbot, db, records):
     assert two.comments.list.count() == 0
 
     _type_comment(one, "The stem gives the answer away.")
-    assert one.last_saved is not None
+    assert one.editing.last_saved is not None
 
     # window two still shows no comment of anna's and adds one: refused, nothing overwritten
     _type_comment(two, "Distractor C is too weak.")

@@ -53,7 +53,7 @@ def _drag(qtbot, view, start: int, end: int) -> None:
 
 
 def _import(qtbot, window: MainWindow, path: Path) -> None:
-    window.import_file(str(path))
+    window.file_menu.import_file(str(path))
     qtbot.waitUntil(lambda: not window.importing, timeout=20000)
     # the progress dialog took the focus; shortcuts act in the active window only
     window.activateWindow()
@@ -126,7 +126,7 @@ def test_annotator_story_survives_close_and_reopen(qtbot, tmp_path):
     window.comments.comment.setFocus()
     QTest.keyClicks(window.comments.comment, "stem lacks a comma")
     window.comments._radios["unsure"].click()
-    window.next_item()
+    window.go_menu.next_item()
     assert window.current == first["test"][1]["id"]
 
     _close(window)
@@ -144,7 +144,7 @@ def test_annotator_story_survives_close_and_reopen(qtbot, tmp_path):
     assert [(p.type, p.element) for p in q.problems if p.annotator == "anna"] == [("punctuation_errors", "question")]
     assert window.navigator.model.row_of(q0["id"]).status == "in progress"
     # undo still works after the restart: the last edit was the answerability
-    window.undo()
+    window.edit_menu.undo()
     assert window.backend.store.question(q0["id"], annotator="anna").answerability is None
     _close(window)
 
@@ -203,7 +203,7 @@ def test_navigator_search_filters_progress_and_keys(qtbot, tmp_path):
     assert window.current == ids[1]
     QTest.keyClick(window, Qt.Key_Up, Qt.AltModifier)
     assert window.current == ids[0]
-    window.done_and_next()
+    window.go_menu.done_and_next()
     assert window.current == ids[1]
     assert f"1 of {len(ids)} done" in nav.progress.text()
     status = nav.filters["status"]
@@ -235,10 +235,10 @@ def test_import_error_is_told_in_words(qtbot, tmp_path):
 
 
 def test_demo_items_on_first_run(qtbot, tmp_path):
-    from desktop.ui.demo_data import demo_dataset
+    from desktop.ui.menus.demo_data import demo_dataset
     ds = demo_dataset()
     window = _open(qtbot, tmp_path / "d.db")
-    window.load_demo()
+    window.file_menu.load_demo()
     n = sum(1 for _ in ds.questions())
     assert len(window.navigator.visible_items()) == n
     assert window.pages.currentWidget() is window.work
@@ -270,7 +270,7 @@ def test_annotator_name_asked_once_and_remembered(qtbot, tmp_path, monkeypatch):
 
 def test_difficulty_form_from_scratch_tom_pair_toi_search_and_eligibility(qtbot, tmp_path):
     window = _open(qtbot, tmp_path / "f.db")
-    window.load_demo()
+    window.file_menu.load_demo()
     item = window.current
     form = window.difficulty
     assert form.total.text().startswith("Total so far: 0")
@@ -307,7 +307,7 @@ def test_difficulty_form_from_scratch_tom_pair_toi_search_and_eligibility(qtbot,
 
 
 def test_passage_offsets_stay_python_offsets_with_crlf_and_emoji(qtbot):
-    from desktop.ui.passage_view import PassageView
+    from desktop.ui.item.passage_view import PassageView
     text = "First line.\r\nA smile 😀 then the word target here."
     view = PassageView()
     qtbot.addWidget(view)
@@ -325,7 +325,7 @@ def test_passage_offsets_stay_python_offsets_with_crlf_and_emoji(qtbot):
 
 def test_keyboard_selection_and_letter_click_mark_spans(qtbot, tmp_path):
     window = _open(qtbot, tmp_path / "k.db")
-    window.load_demo()
+    window.file_menu.load_demo()
     q = window.state.question
     text = window.state.passage_text
     view = window.passage

@@ -44,14 +44,14 @@ def application() -> QApplication:
         app.setApplicationName("MCQ Lens")
         app.setOrganizationName("MCQ Lens")
         use_palette(app, os.environ.get("MCQLENS_PALETTE", ""))
-        from desktop.ui import scroll_bars
+        from desktop.ui.kit import scroll_bars
         scroll_bars.install(app)  # scroll bars painted without waiting for Qt's paint threads
     return app
 
 
 def use_palette(app: QApplication, name: str) -> None:
     """MCQLENS_PALETTE=dark|light forces a palette (screenshots, trying the dark look); else the system's."""
-    from desktop.ui import colors
+    from desktop.ui.kit import colors
     name = (name or "").strip().lower()
     if name not in ("dark", "light"):
         return
@@ -70,7 +70,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     from desktop.ui.main_window import MainWindow
 
     if QApplication.instance() is None:
-        from desktop.ui.display import problem
+        from desktop.ui.kit.display import problem
 
         why = problem()  # Qt would abort the process: say why, in one line, before it tries
         if why:
@@ -84,7 +84,7 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     backend = Backend.open(db, annotator=name, read_only=screenshot is not None, create_later=True,
                            allow_network=allow_network)
     if screenshot is None:
-        from desktop.ui.menu_file import remember_database
+        from desktop.ui.menus.file import remember_database
         remember_database(s, db)  # File → Open recent lists it
     try:
         # before the window starts its threads (the model panel loads the model in one)

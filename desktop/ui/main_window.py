@@ -1,17 +1,22 @@
 """The workbench window: navigator | passage and question | difficulty, problems, comments.
 
-The window reads like its menus; each menu's work lives in a module named after it:
+The window holds the open item and the widgets that show it; each menu is a part of its own,
+an object the window makes and keeps (`window.file_menu`, …), given the window for the few
+services it needs (named in each part's docstring):
 
-| menu | module |
-| --- | --- |
-| File (new, open, recent, import, export, merge) | `menu_file.py` (dialogs: `export_dialog.py`, `merge_dialog.py`) |
-| Edit (undo, redo) | `menu_edit.py`; every edit itself: `editing.py` |
-| Mark (and the mark bar) | `menu_mark.py` |
-| Go (next, previous, unfinished) | `menu_go.py` |
-| Annotators (layers, adjudicate) | `layers.py`, `adjudication_dialog.py` |
-| Model (model directory, score all; the panel) | `menu_model.py`, `model_review.py` (the panel: `model_panel.py`) |
-| Reports (report, agreement, disagreements) | `menu_reports.py`, `agreement_dialog.py` |
-| Help | `menu_help.py` |
+| menu | part | module |
+| --- | --- | --- |
+| File (new, open, recent, import, export, merge) | `file_menu` | `menus/file.py` (dialogs: `dialogs/export.py`, `dialogs/merge.py`) |
+| Edit (undo, redo) | `edit_menu` | `menus/edit.py`; every edit itself: `editing` (`editing/edits.py`) |
+| Mark (and the mark bar) | `mark_menu` | `menus/mark.py` |
+| Go (next, previous, unfinished) | `go_menu` | `menus/go.py` |
+| Annotators (layers, adjudicate) | `layers` | `menus/annotators.py`, `dialogs/adjudication.py` |
+| Model (model directory, score all; the panel) | `model_menu`, `model_review` | `menus/model.py`, `model/review.py` (the panel: `model/panel.py`) |
+| Reports (report, agreement, disagreements) | `reports_menu` | `menus/reports.py`, `dialogs/agreement.py` |
+| Help | `help_menu`, `help` | `menus/help.py`, `help/window.py` |
+
+The services the parts use: the open item (`current`, `state`, `backend`, `settings`), the
+widgets, and `edit`, `flush`, `refresh`, `go_to`, `reload_items`, `tell`, `error`.
 
 Every edit becomes one `store.apply(Change)` the moment it is made; the status
 bar says "saved" only after the store has committed it.  Reading files and
@@ -21,44 +26,44 @@ writes to the store.
 from __future__ import annotations
 
 import html
+import os
 
 from PySide6.QtCore import QEvent, QSettings, Qt
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QProgressDialog, QPushButton, QSplitter,
-    QStackedWidget, QVBoxLayout, QWidget,
+    QApplication, QLabel, QMainWindow, QMessageBox, QSplitter, QStackedWidget, QVBoxLayout, QWidget,
 )
 
 from desktop.domain.errors import McqLensError
-from desktop.domain.model import BASIS, Dataset, Passage
+from desktop.domain.model import BASIS
 from desktop.domain.words import count
-from desktop.ui import main_thread_gc
 from desktop.ui.backend import Backend, ItemState, question_facts
-from desktop.ui.comments_panel import CommentsPanel
-from desktop.ui.deferred import WhenShown
-from desktop.ui.dialog_kit import system_path_chooser
-from desktop.ui.difficulty_form import DifficultyForm
-from desktop.ui.editing import Editing
-from desktop.ui.fit_text import ElidedLabel
-from desktop.ui.menu_edit import EditMenu
-from desktop.ui.menu_file import FileMenu
-from desktop.ui.menu_go import GoMenu
-from desktop.ui.menu_help import HelpMenu
-from desktop.ui.menu_mark import MarkMenu
-from desktop.ui.menu_model import ModelMenu
-from desktop.ui.menu_reports import ReportsMenu
-from desktop.ui.navigator import Navigator
-from desktop.ui.other_windows import ChangeWatcher, ConflictBanner
-from desktop.ui.panel_tabs import PanelTabs
-from desktop.ui.passage_view import PassageView
-from desktop.ui.problems_panel import ProblemsPanel
-from desktop.ui.question_view import QuestionView
-from desktop.ui.status_bar import MessageBar
-from desktop.ui.workers import Runner
+from desktop.ui.dialogs.dialog_kit import system_path_chooser
+from desktop.ui.editing.edits import Editing
+from desktop.ui.editing.other_windows import ChangeWatcher, ConflictBanner
+from desktop.ui.item.comments_panel import CommentsPanel
+from desktop.ui.item.difficulty_form import DifficultyForm
+from desktop.ui.item.panel_tabs import PanelTabs
+from desktop.ui.item.passage_view import PassageView
+from desktop.ui.item.problems_panel import ProblemsPanel
+from desktop.ui.item.question_view import QuestionView
+from desktop.ui.kit import main_thread_gc
+from desktop.ui.kit.deferred import WhenShown
+from desktop.ui.kit.fit_text import ElidedLabel
+from desktop.ui.kit.status_bar import MessageBar
+from desktop.ui.kit.workers import Runner
+from desktop.ui.menus.edit import EditMenu
+from desktop.ui.menus.file import FileMenu
+from desktop.ui.menus.go import GoMenu
+from desktop.ui.menus.help import HelpMenu
+from desktop.ui.menus.mark import MarkMenu
+from desktop.ui.menus.model import ModelMenu
+from desktop.ui.menus.reports import ReportsMenu
+from desktop.ui.navigator.panel import Navigator
+from desktop.ui.welcome_page import WelcomePage
 from inference.catalog import locate_model  # given (gui --model, File → Open) → remembered → shipped
 
 
-class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, HelpMenu, Editing, QMainWindow):
+class MainWindow(QMainWindow):
     def __init__(self, backend: Backend, settings: QSettings | None = None, facts: bool = True,
                  model_dir: str | None = None):
         super().__init__()
@@ -68,39 +73,46 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.settings = settings
         self.state: ItemState | None = None
         self.current: str | None = None
-        self.last_saved: int | None = None  # history id of the last edit the store committed
         self.last_message: str = ""
         self.last_error: str = ""
-        self.importing = False
+        self.importing = False  # File → Import is reading or storing (the model's thread holds back)
         self.owns_backend = False  # a window opened by File → Open closes its database itself
         self.replaced_by = None  # the window that took this one's place (File → Open)
         self.path_chooser = system_path_chooser  # tests give a function that returns their path
-        self._want_facts = facts
+        self.want_facts = facts
+        self.watcher = None  # other windows on the same database: watched once the items are shown
+
+        # The parts first, without widgets of their own yet: the widgets built next connect their
+        # signals to them (the passage to the mark menu, the forms to editing).
+        self.editing = Editing(self)
+        self.file_menu = FileMenu(self)
+        self.edit_menu = EditMenu(self)
+        self.mark_menu = MarkMenu(self)
+        self.go_menu = GoMenu(self)
+        self.model_menu = ModelMenu(self)
+        self.reports_menu = ReportsMenu(self)
+        self.help_menu = HelpMenu(self)
         self._build()
-        self._build_menus()
-        from desktop.ui.layers import install_annotators_menu
+        # The menu bar, left to right: a menu goes where it is built, so this order is the bar's.
+        for part in (self.file_menu, self.edit_menu, self.mark_menu, self.go_menu):
+            part.build()
+        from desktop.ui.menus.annotators import install_annotators_menu
         self.layers = install_annotators_menu(self)  # Annotators menu; filters the passage's spans by annotator
-        self._build_model_menu()  # before the panel, which adds its actions to it
-        self._build_reports_menu()
-        self._build_help_menu()
+        self.model_menu.build()  # before the model panel, which adds its actions to it
+        self.reports_menu.build()  # after the navigator, which gets its filter box
+        self.help_menu.build()  # last in the bar; the help window adds its actions to it
         self._show_database()
         self.facts_runner = Runner(self)
         self.facts_runner.finished.connect(self._facts_ready)
-        self.import_runner = Runner(self)
-        self.import_runner.progressed.connect(self._import_progress)
-        self.import_runner.advanced.connect(self._import_advanced)
-        self.import_runner.finished.connect(self._import_read)
-        self.import_runner.failed.connect(self._import_failed)
-        self._progress: QProgressDialog | None = None
-        from desktop.ui.model_review import install as install_model_review
+        from desktop.ui.model.review import install as install_model_review
         # model panel (its actions join the Model menu); None if it cannot start
-        self.model_review = install_model_review(self, locate_model(model_dir, self.remembered_model_dir()))
-        from desktop.ui.help_window import install_help_menu
+        self.model_review = install_model_review(self, locate_model(model_dir, self.model_menu.remembered_model_dir()))
+        from desktop.ui.help.window import install_help_menu
         self.help = install_help_menu(self)  # Help menu: F1 shortcut sheet, the annotation guide
         self.reload_items()
         self.watcher = ChangeWatcher(self)  # other windows and `mcqlens annotate` on the same database
         self.watcher.start_from_now()
-        from desktop.ui import accessibility
+        from desktop.ui.kit import accessibility
         accessibility.ensure(self)  # every control has a name and a description for screen readers
 
     # ================================================================ layout
@@ -108,15 +120,16 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.navigator = Navigator()
         self.navigator.itemChosen.connect(self.open_item)
 
+        marks = self.mark_menu
         self.passage = PassageView()
-        self.passage.markRequested.connect(self._mark)
+        self.passage.markRequested.connect(marks.mark)
         self.passage.removeRequested.connect(lambda sid: self.edit("span.remove", {"id": sid}))
-        self.passage.updateRequested.connect(self._update_span)
-        self.passage.spanSelected.connect(self._span_selected)
+        self.passage.updateRequested.connect(marks.update_span)
+        self.passage.spanSelected.connect(marks.span_selected)
         self.question_view = QuestionView()
-        self.question_view.basisRequested.connect(lambda i: self._mark_button(BASIS, i))
+        self.question_view.basisRequested.connect(lambda i: marks.mark_button(BASIS, i))
 
-        toolbar = self._build_mark_bar()
+        toolbar = marks.build_bar()
 
         center = QWidget()
         cl = QVBoxLayout(center)
@@ -132,20 +145,21 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         split.setSizes([600, 330])
         cl.addWidget(split, 1)
 
+        editing = self.editing
         self.difficulty = DifficultyForm()
         self.difficulty.valueChosen.connect(lambda var, v: self.edit(f"difficulty.{var}", v))
         self.problems = ProblemsPanel()
-        self.problems.tagToggled.connect(self._tag_toggled)
-        self.problems.alternativeTagToggled.connect(self._alternative_tag_toggled)
-        self.problems.suggestionAnswered.connect(self._suggestion_answered)
-        self.problems.suggestionChosen.connect(self._suggestion_chosen)
+        self.problems.tagToggled.connect(editing.tag_toggled)
+        self.problems.alternativeTagToggled.connect(editing.alternative_tag_toggled)
+        self.problems.suggestionAnswered.connect(editing.suggestion_answered)
+        self.problems.suggestionChosen.connect(editing.suggestion_chosen)
         self.problems.fieldEdited.connect(self.edit)
         self.problems_later = WhenShown(self.problems)
         self.comments = CommentsPanel()
         self.comments.fieldEdited.connect(self.edit)
-        self.comments.doneAndNext.connect(self.done_and_next)
-        self.comments.comment.pending.connect(self._typing)
-        self.problems.note.pending.connect(self._typing)
+        self.comments.doneAndNext.connect(self.go_menu.done_and_next)
+        self.comments.comment.pending.connect(editing.typing_started)
+        self.problems.note.pending.connect(editing.typing_started)
         self.tabs = PanelTabs()
         self.tabs.setAccessibleName("Item assessment")
         self.tabs.setAccessibleDescription("Difficulty, problems, comments and status of the open item")
@@ -161,7 +175,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         work.setStretchFactor(1, 1)
         self.work = work
 
-        self.welcome = self._welcome_page()
+        self.welcome = WelcomePage(self.backend.path, self.file_menu.choose_import, self.file_menu.load_demo)
         self.pages = QStackedWidget()
         self.pages.addWidget(self.welcome)
         self.pages.addWidget(work)
@@ -176,57 +190,17 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
         self.statusBar().addPermanentWidget(self.database_label)
-        from desktop.ui.window_fit import initial_size
+        from desktop.ui.kit.window_fit import initial_size
         self.resize(*initial_size(self, 1580, 960))
 
+    # ================================================================ the database
+    def database_name(self) -> str:
+        path = self.backend.path
+        return "in-memory database" if path in (None, "", ":memory:") else os.path.basename(path)
 
-    def _welcome_page(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.addStretch(1)
-        self.welcome_text = text = QLabel(
-            "<h2>This database has no items yet</h2>"
-            "<p>Bring RACE, EMBRACE or ExpMRC items in with <b>File → Import…</b> (Ctrl+O), "
-            "or from a terminal:</p>"
-            f"<pre>  mcqlens import FILE --db {html.escape(str(self.backend.path))}</pre>"
-            "<p>Every edit is saved the moment you make it; Ctrl+Z undoes, also after a restart.</p>"
-            "<p>To look around first, load six demo questions written for MCQ Lens.</p>")
-        text.setTextFormat(Qt.RichText)
-        text.setAlignment(Qt.AlignCenter)
-        text.setWordWrap(True)
-        self.welcome_idle = text.text()
-        lay.addWidget(text)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        imp = QPushButton("Import a file…")
-        imp.setToolTip("Import RACE, EMBRACE, ExpMRC, DREAM or QuAIL items into this database")
-        imp.clicked.connect(lambda: self.choose_import())
-        demo = QPushButton("Load the demo items")
-        demo.setToolTip("Six demo questions written for MCQ Lens, to look around first")
-        demo.clicked.connect(self.load_demo)
-        row.addWidget(imp)
-        row.addWidget(demo)
-        row.addStretch(1)
-        self.welcome_buttons = (imp, demo)
-        lay.addLayout(row)
-        lay.addStretch(2)
-        return page
-
-
-    def _build_menus(self) -> None:
-        self._build_file_menu(self._action)
-        self._build_edit_menu(self._action)
-        self._build_mark_menu(self._action)
-        self._build_go_menu(self._action)
-
-    def _action(self, menu, text, slot, keys=()) -> QAction:
-        a = QAction(text, self)
-        if keys:
-            a.setShortcuts([QKeySequence(k) for k in keys])
-            a.setShortcutContext(Qt.WindowShortcut)
-        a.triggered.connect(slot)
-        menu.addAction(a)
-        return a
+    def database_where(self) -> str:
+        path = self.backend.path
+        return path if path in (None, "", ":memory:") else os.path.abspath(path)
 
     def _show_database(self) -> None:
         """The title bar names the database; the status bar says where it is."""
@@ -262,7 +236,7 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.navigator.select(target)
         if self.current != target:  # selecting an already current index emits nothing
             self.open_item(target)
-        if self._want_facts:
+        if self.want_facts:
             self.start_facts()
 
     def open_item(self, item_id: str) -> None:
@@ -273,21 +247,22 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         try:
             state = self.backend.load(item_id)
         except McqLensError as exc:
-            self._error(str(exc))
+            self.error(str(exc))
             return
         self.current = item_id
         self.state = state
         if self.navigator.current != item_id:
             self.navigator.select(item_id, emit=False)
-        self._render(new_item=True)
+        self.render(new_item=True)
 
-    def _render(self, new_item: bool = False) -> None:
+    def render(self, new_item: bool = False) -> None:
+        """Show the open item's state: new_item, a move to another item; else the same item after an edit."""
         st = self.state
         q = st.question
         if new_item:
             self.passage.set_passage(st.passage_text, q.spans, len(q.alternatives))
             self.question_view.set_question(q, st.passage_text)
-            self._basis_button_row(len(q.alternatives))
+            self.mark_menu.basis_button_row(len(q.alternatives))
         else:
             keep = self.passage.selected_span()
             self.passage.set_spans(q.spans)
@@ -317,18 +292,8 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
 
-    def welcome_busy(self, what: str | None) -> None:
-        """The empty page while a file is read: one line on what is happening, under the
-        progress dialog, instead of the instructions half hidden by it (None: back to them)."""
-        if what:
-            self.welcome_text.setText(f"<h2>{html.escape(what)}</h2>")
-        else:
-            self.welcome_text.setText(self.welcome_idle)
-        for button in self.welcome_buttons:
-            button.setVisible(not what)
-
     def _show_problems(self, st: ItemState) -> None:
-        from desktop.ui.suggestions import pending
+        from desktop.ui.item.suggestions import pending
         q = st.question
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
                                n_alternatives=len(q.alternatives))
@@ -344,22 +309,42 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
         self.backend.navigation().put_facts(facts)
         self.navigator.facts_changed()
 
-    def _update_facts_for(self, st: ItemState) -> None:
-        """The facts of the item just edited (its row in the filters), from what is loaded already."""
-        self.backend.navigation().put_facts({st.question.id: question_facts(st.question, self.backend.annotator)})
-
     def update_item_facts(self, item_id: str) -> None:
-        """Recompute one item's facts (new predictions stored by the model panel)."""
-        if self.state is not None and self.current == item_id:
-            self._update_facts_for(self.state)
+        """Recompute the open item's facts (its row in the filters) from what is loaded already: after
+        an edit, or new predictions stored by the model panel."""
+        st = self.state
+        if st is not None and self.current == item_id:
+            self.backend.navigation().put_facts({st.question.id: question_facts(st.question, self.backend.annotator)})
+
+    def go_to(self, item_id: str) -> bool:
+        """Open `item_id` and select it in the navigator; False if the database has no such item."""
+        if self.backend.navigation().rowid(item_id) is None:
+            return False
+        self.navigator.select(item_id)
+        if self.current != item_id:
+            self.open_item(item_id)
+        return True
+
+    # ================================================================ editing (the part: self.editing)
+    def edit(self, field: str, value, redraw: bool = True) -> int | None:
+        """Store one change of the open item at once; its history id, or None when refused."""
+        return self.editing.edit(field, value, redraw)
+
+    def flush(self) -> None:
+        """Store text still being typed (before leaving an item, another action, or closing)."""
+        self.editing.flush()
+
+    def refresh(self, item_id: str | None = None) -> None:
+        """Reload the open item (or only `item_id`'s navigator row) from the store."""
+        self.editing.refresh(item_id)
 
 
     # ================================================================ messages, closing
-    def _info(self, text: str) -> None:
+    def tell(self, text: str) -> None:
         self.last_message = text
         self.statusBar().showMessage(text, 10000)
 
-    def _error(self, text: str, title: str = "MCQ Lens") -> None:
+    def error(self, text: str, title: str = "MCQ Lens") -> None:
         self.last_error = text
         self.statusBar().showMessage(text, 15000)
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
@@ -383,10 +368,10 @@ class MainWindow(FileMenu, EditMenu, MarkMenu, GoMenu, ModelMenu, ReportsMenu, H
     def closeEvent(self, event):
         self.flush()
         self.facts_runner.cancel()
-        self.import_runner.cancel()
+        self.file_menu.import_runner.cancel()
         self.facts_runner.wait(5)
-        self.close_reports()
-        self.stop_scoring()
+        self.reports_menu.close_reports()
+        self.model_menu.stop_scoring()
         super().closeEvent(event)
         # a closed window reads nothing more: its list would ask the database for rows whenever
         # Qt re-lays it out (a style change does), and the database may be closed next

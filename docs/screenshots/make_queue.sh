@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from desktop.ui import model_stages
+from desktop.ui.model import stages as model_stages
 from desktop.ui.app import application
 from desktop.ui.backend import Backend
 from desktop.ui.main_window import MainWindow
@@ -63,7 +63,7 @@ def wait(cond, seconds):
 
 wait(lambda: review.view is not None and len(review.view.formats) == 2, 600)
 window.grab().save(f"docs/screenshots/queue-stage1-1366x768-{palette}.png")
-print("wrote stage 1:", review.panel.status.text(), "|", review.model_state.text())
+print("wrote stage 1:", review.panel.status.text(), "|", review.queue_control.model_state.text())
 gate.set()
 wait(lambda: review.view.evidence is not None and review.worker.snapshot()["ready"] >= 2, 900)
 window.grab().save(f"docs/screenshots/queue-stage2-1366x768-{palette}.png")
@@ -71,7 +71,7 @@ bar = window.statusBar()
 shot = bar.grab()
 right = shot.copy(max(0, shot.width() - 700), 0, min(700, shot.width()), shot.height())
 right.scaled(right.width() * 2, right.height() * 2).save(f"docs/screenshots/queue-status-{palette}.png")
-print("wrote stage 2:", review.model_state.text())
+print("wrote stage 2:", review.queue_control.model_state.text())
 window.close()
 review.stop(120)
 PY

@@ -1,0 +1,1 @@
+"""The dialogs the menus open: export, merge, agreement, adjudication."""

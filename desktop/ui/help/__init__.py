@@ -1,0 +1,1 @@
+"""Help: the keyboard-shortcut sheet and the annotation guide."""

@@ -1,0 +1,321 @@
+"""The Why? view of the model panel: the words that give the key away to the shortcut model.
+
+Beside the shortcut (Q+{O}) probabilities, a tab shows the stem and the alternatives with
+every give-away word shaded by its effect — how far the predicted alternative's probability
+falls when the word is taken out (`inference.giveaway`, the function `mcqlens explain` calls).
+The number is on each word's tooltip and, for screen readers, in the text's accessible
+description.  The explanation is read from the database when one is stored for this model
+and the item's text (instant); else the model's queue computes it right after the item's
+probabilities and stores it, so the next visit is instant too.  For the open item nothing is
+computed while the tab is hidden; the items ahead of it get theirs as the queue scores them
+(`model/queue_order.py`).
+
+`GiveawayReview(review)` hooks the view into a `ModelReview` (desktop/ui/model/review.py):
+the tab, a "Why?" button under the shortcut figures, and the worker's results.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from desktop.domain.errors import McqLensError
+from desktop.domain.model import letter
+from desktop.ui.kit import colors
+
+LISTED = 10  # give-away words the accessible description reads out
+TAB_TITLE = "Why?"
+
+
+def _points(x: float) -> str:
+    return f"{abs(100 * x):.0f}"
+
+
+def shade_for(effect: float, theme) -> str | None:
+    """The fill of a word with this effect, or None below the weakest shade."""
+    fill = None
+    for least, hex_ in theme.giveaway_shades():
+        if effect >= least:
+            fill = hex_
+    return fill
+
+
+def tooltip(a, ex) -> str:
+    """"“always” in B: without it, C falls from 93% to 52% (effect 0.41)"."""
+    pred = letter(ex.predicted)
+    p0 = ex.probabilities[ex.predicted]
+    p1 = p0 - a.effect
+    where = "the stem" if a.element == "stem" else a.element
+    verb = "falls" if a.effect >= 0 else "rises"
+    return (f"“{a.word}” in {where}: without it, {pred} {verb} from {100 * p0:.0f}% to {100 * p1:.0f}% "
+            f"(effect {a.effect:+.3f})")
+
+
+def describe(ex, question) -> str:
+    """What a screen reader says: the give-away words, strongest first, with their effect."""
+    pred = letter(ex.predicted)
+    listed = ex.giveaway(LISTED)
+    head = (f"Without the passage the model picks {pred} at {100 * ex.probabilities[ex.predicted]:.0f}%, "
+            f"N = {ex.n_eff:.2f}. ")
+    if not listed:
+        return head + "No single word moves it by a point or more."
+    words = "; ".join(
+        f"{a.word} ({'stem' if a.element == 'stem' else 'alternative ' + a.element}): {_points(a.effect)} points"
+        for a in listed)
+    return head + f"Give-away words, strongest first, and how far {pred} falls without each: {words}."
+
+
+def render(ex, question, theme) -> str:
+    """The stem and alternatives as rich text, give-away words shaded, every word with its tooltip."""
+    shown = ex.giveaway()
+    by_element: dict[str, list] = {}
+    for a in shown:
+        by_element.setdefault(a.element, []).append(a)
+    for a in ex.words:  # single words not inside a listed phrase: tooltip (and shade by their own effect)
+        listed = by_element.setdefault(a.element, [])
+        if not any(b.start < a.end and a.start < b.end for b in listed):
+            listed.append(a)
+    pred = ex.predicted
+
+    def marked(element: str, text: str) -> str:
+        out, pos = [], 0
+        for a in sorted(by_element.get(element, []), key=lambda a: a.start):
+            if a.start < pos or a.end > len(text) or text[a.start:a.end] != a.word:
+                continue  # not this text (never for an explanation of the item shown)
+            out.append(html.escape(text[pos:a.start]))
+            fill = shade_for(a.effect, theme)
+            style = f" style='background-color:{fill}; color:{theme.base_text}'" if fill else ""
+            out.append(f"<span{style} title='{html.escape(tooltip(a, ex), quote=True)}'>"
+                       f"{html.escape(text[a.start:a.end])}</span>")
+            pos = a.end
+        out.append(html.escape(text[pos:]))
+        return "".join(out)
+
+    rows = [f"<p style='margin:0 0 6px 0'><b>Stem</b>&nbsp; {marked('stem', question.stem)}</p>"]
+    for i, alt in enumerate(question.alternatives):
+        notes = []
+        if i == pred:
+            notes.append(f"picked, {100 * ex.probabilities[i]:.0f}%")
+        else:
+            notes.append(f"{100 * ex.probabilities[i]:.0f}%")
+        if question.key == i:
+            notes.append("key")
+        label = f"<b>{letter(i)}</b>" + ("&nbsp;▶" if i == pred else "")
+        rows.append(f"<p style='margin:0 0 4px 0'>{label}&nbsp; {marked(letter(i), alt)} "
+                    f"<span style='color:{theme.muted}'>({', '.join(notes)})</span></p>")
+    return "".join(rows)
+
+
+class GiveawayView(QWidget):
+    """The tab: a heading, the item with its give-away words shaded, the legend, a status line."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.heading.setTextFormat(Qt.RichText)
+        lay.addWidget(self.heading)
+        self.text = QTextBrowser()
+        self.text.setOpenLinks(False)
+        self.text.setMinimumHeight(80)
+        self.text.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.text.setAccessibleName("Why: the item with its give-away words")
+        self.text.setAccessibleDescription("The words that give the key away to the shortcut model are computed "
+                                           "when this tab is shown")
+        lay.addWidget(self.text)
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.RichText)
+        lay.addWidget(self.legend)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.RichText)
+        lay.addWidget(self.status)
+        lay.addStretch(1)
+        self.explanation = None
+        self._legend()
+
+    def _fit(self) -> None:
+        """The text as tall as the item needs at this width (no inner scroll bar, no empty box):
+        the panel's own scroll area scrolls the rest on a small screen."""
+        doc = self.text.document()
+        doc.setTextWidth(self.text.viewport().width())
+        height = int(doc.size().height()) + 2 * self.text.frameWidth() + 4
+        self.text.setFixedHeight(max(80, min(height, 600)))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._wrap()
+        if self.explanation is not None:
+            self._fit()
+
+    def _wrap(self) -> None:
+        """Each wrapped label as tall as its lines at its width: a tab page does not pass a
+        label's height-for-width up to the scroll area, so without this the lines are cut."""
+        for label in (self.heading, self.legend, self.status):
+            want = label.heightForWidth(max(label.width(), 1)) if label.text() else 0
+            if label.minimumHeight() != want:
+                label.setMinimumHeight(want)
+
+    def _legend(self) -> None:
+        t = colors.theme()
+        swatches = " ".join(
+            f"<span style='background-color:{fill}; color:{t.base_text}'>&nbsp;≥&nbsp;{_points(least)}&nbsp;</span>"
+            for least, fill in t.giveaway_shades())
+        self.legend.setText(f"<span style='color:{t.muted}'>Shaded: the points the picked alternative loses when "
+                            f"the word is taken out</span> {swatches}")
+        self.legend.setAccessibleName("Legend of the shades")
+        self._wrap()
+
+    def show_message(self, text: str, keep: bool = False) -> None:
+        """A line under the text (working, stored, why not); `keep=False` also empties the view."""
+        t = colors.theme()
+        self.status.setText(f"<span style='color:{t.muted}'>{text}</span>")
+        if not keep:
+            self.explanation = None
+            self.heading.setText("")
+            self.text.clear()
+            self.text.setAccessibleDescription(text)
+        self._wrap()
+
+    def show_explanation(self, ex, question, note: str = "") -> None:
+        t = colors.theme()
+        self.explanation = ex
+        pred = letter(ex.predicted)
+        head = (f"<b>Why can it be answered without the passage?</b> The shortcut model (Q+{{O}}) picks "
+                f"<b>{pred}</b> at {100 * ex.probabilities[ex.predicted]:.0f}% (N = {ex.n_eff:.2f}). "
+                f"Shaded: the words without which {pred} loses the most.")
+        self.heading.setText(head)
+        self.text.setHtml(render(ex, question, t))
+        self._fit()
+        self.text.setAccessibleDescription(describe(ex, question))
+        how = "deleting" if ex.method == "delete" else "masking"
+        scope = "" if ex.scope == "all" else " (content words only)"
+        self.status.setText(f"<span style='color:{t.muted}'>{len(ex.words)} words tried by {how} them{scope}"
+                            f"{' · ' + note if note else ''}. Hover over a word for its number.</span>")
+        self._wrap()
+
+
+class GiveawayReview(QObject):
+    """The Why? tab of a `ModelReview`: what to show, when to compute, where to store."""
+
+    def __init__(self, review):
+        super().__init__(review)
+        self.review = review
+        self.view = GiveawayView()
+        panel = review.panel
+        panel.tabs.addTab(self.view, TAB_TITLE)
+        panel.tabs.currentChanged.connect(self._tab_changed)
+        self.button = QPushButton("Why?")
+        self.button.setToolTip("Which words of the stem and alternatives give the key away to the shortcut model "
+                               "(the Why? tab)")
+        self.button.setAccessibleName("Why: give-away words")
+        self.button.setAccessibleDescription("Show the words the shortcut model leans on, shaded by their effect")
+        self.button.setFocusPolicy(Qt.TabFocus)
+        self.button.clicked.connect(self.open)
+        lay = panel.layout()
+        lay.insertWidget(lay.indexOf(panel.metrics) + 1, self.button, 0, Qt.AlignLeft)
+        self.state = None
+        self._wanted: str | None = None  # item whose explanation the worker is asked for
+        self.computed = 0  # explanations computed (and stored) by this window: tests, status
+
+    # ---- when --------------------------------------------------------------------------------
+    def visible(self) -> bool:
+        return self.review.panel.tabs.currentWidget() is self.view
+
+    def open(self) -> None:
+        self.review.panel.tabs.setCurrentWidget(self.view)
+        self._scroll_into_view()
+
+    def _scroll_into_view(self) -> None:
+        # on a 1366×768 screen the tabs sit below the bars: scroll the panel so that they start
+        # at its top, which leaves the Why? view the most room (its heading repeats the figures)
+        scroll = getattr(self.review, "scroll", None)
+        tabs = self.review.panel.tabs
+        if scroll is None or scroll.widget() is None or not scroll.widget().isAncestorOf(tabs):
+            return
+
+        def scroll_down():  # once the scroll area has taken the panel's new size
+            if self.visible():
+                scroll.verticalScrollBar().setValue(tabs.mapTo(scroll.widget(), QPoint(0, 0)).y())
+
+        QTimer.singleShot(0, scroll_down)
+
+    def _tab_changed(self, _index: int) -> None:
+        if self.visible():
+            self._scroll_into_view()
+            self.refresh()
+        else:
+            self._hidden()
+
+    def show_item(self, state) -> None:
+        """Called whenever the panel shows an item (new or refreshed)."""
+        new = self.state is None or state is None or self.state.question.id != state.question.id
+        self.state = state
+        if self.visible():
+            self.refresh()
+        elif new:
+            self._hidden()
+            self.view.show_message("")
+
+    # ---- what --------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        from inference import giveaway as G
+
+        st, review = self.state, self.review
+        if st is None:
+            self.view.show_message("No item is open.")
+            return
+        q, model = st.question, review.model
+        if model is None:
+            self.view.show_message(f"No model: {html.escape(review.model_error)}" if review.model_error
+                                   else "loading the model…")
+            return
+        if G.FORMAT not in model.card.formats:
+            self.view.show_message(f"The model {html.escape(model.id)} has no shortcut (Q+{{O}}) format to explain.")
+            return
+        shown = self.view.explanation
+        if shown is not None and shown.item_id == q.id and G.current(shown, q, model.id, G.variant()):
+            return
+        stored = None
+        try:
+            data = review.backend.store.explanation(q.id, model.id, G.variant())
+            stored = G.Explanation.from_json(data) if data else None
+        except (McqLensError, KeyError, TypeError, ValueError):
+            stored = None  # unreadable: computed again
+        if G.current(stored, q, model.id, G.variant()):
+            self.view.show_explanation(stored, q, "stored")
+            self._scroll_into_view()
+            return
+        self._request(model, q)
+
+    def _request(self, model, question) -> None:
+        """Ask the model's queue for the open item's give-away words: they come right after its
+        probabilities (`review_queue` brings them back to `explained`)."""
+        if self._wanted == question.id:
+            return  # already asked
+        self._wanted = question.id
+        self.view.show_message("working out which words give the key away…")
+        self.review.worker.want_giveaway(question.id)
+
+    def _hidden(self) -> None:
+        if self._wanted is not None:
+            self._wanted = None
+            self.review.worker.want_giveaway(None)
+
+    def explained(self, item: str, ex) -> None:
+        """The model's thread has worked out (and, unless the window only reads, stored) an
+        item's give-away words: shown if it is the item on screen."""
+        if self.review.stopped or self.review.closed:
+            return
+        if self._wanted == item:
+            self._wanted = None
+        self.computed += 1
+        note = "computed now" if getattr(self.review.backend, "read_only", False) else "computed now and stored"
+        st = self.state
+        if st is not None and st.question.id == item and self.visible():
+            self.view.show_explanation(ex, st.question, note)
+            self._scroll_into_view()

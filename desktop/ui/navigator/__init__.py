@@ -1,0 +1,1 @@
+"""The navigator on the left: items by passage, filters, search, progress."""
