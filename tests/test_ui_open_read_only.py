@@ -100,7 +100,7 @@ def _first_window(qtbot, tmp_path: Path, settings) -> MainWindow:
 
 def _opened(qtbot, window: MainWindow, path: Path) -> MainWindow:
     window.path_chooser = lambda parent, title, mode, start, name_filter: str(path)
-    window.open_database_action.trigger()  # File → Open database…
+    window.file_menu.open_database_action.trigger()  # File → Open database…
     new = window.replaced_by
     assert new is not None and new is not window
     qtbot.addWidget(new)

@@ -291,7 +291,6 @@ class MainWindow(QMainWindow):
         # asked for runs first and the re-layout after it paints the moved parts a second time.
         QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
-
     def _show_problems(self, st: ItemState) -> None:
         from desktop.ui.item.suggestions import pending
         q = st.question
@@ -337,7 +336,6 @@ class MainWindow(QMainWindow):
     def refresh(self, item_id: str | None = None) -> None:
         """Reload the open item (or only `item_id`'s navigator row) from the store."""
         self.editing.refresh(item_id)
-
 
     # ================================================================ messages, closing
     def tell(self, text: str) -> None:
