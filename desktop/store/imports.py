@@ -142,6 +142,11 @@ def question_annotations(q: Question, annotator: str) -> dict:
     }
 
 
+# the fingerprint of a question that comes without annotations (most of a RACE file): the same for
+# every one of them, whoever imports it
+_NO_ANNOTATIONS = fingerprint({"spans": [], "assessments": [], "problems": [], "comments": [], "answerability": None})
+
+
 def _check_text(file: str, record: str, field: str, value: Any, what: str) -> None:
     if type(value) is str and value.isascii():  # O(1): nothing to check in ASCII text
         return
@@ -228,7 +233,8 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                                      f"question says passage {q.passage_id!r} but sits in passage {p.id!r}")
                 alternatives = dumps(q.alternatives)
                 extra = _check_json(file, q.id, "extra", q.extra)
-                ann = fingerprint(question_annotations(q, annotator))
+                ann = (_NO_ANNOTATIONS if not (q.spans or q.assessments or q.problems or q.comments)
+                       and q.answerability is None else fingerprint(question_annotations(q, annotator)))
                 content = (p.id, q.index, q.stem, alternatives, q.key, extra, ann)
                 old = stored_questions.get(q.id) or seen_questions.get(q.id)
                 if old is not None:
