@@ -4,7 +4,7 @@ to two seconds a question on two cores, scored in the background of every window
 Tests of the shipped model name models/default themselves (tests/test_shipped_model.py).
 No window scores ahead of the open item unless its test says so (MCQLENS_SCORE_AHEAD).
 The suite runs in two processes (pyproject's addopts: pytest-xdist, a file's tests together);
-each process has its own settings file and model cache folder."""
+each process has its own settings file."""
 import os
 import shutil
 import sys
@@ -20,11 +20,13 @@ os.environ.setdefault("MCQLENS_MODEL", str(Path(__file__).resolve().parent / "da
 # for the items they open, and two cores shared by the suite need no background scoring.
 os.environ.setdefault("MCQLENS_SCORE_AHEAD", "0")
 # Two tests run at once (one per xdist worker): the window's QSettings (recent databases, the
-# model folder, the annotator's name) and the derived graphs of the tiny model
-# ($XDG_CACHE_HOME/mcqlens) are this process's own, never another test's nor the user's.
+# model folder, the annotator's name) are this process's own, never another test's nor the
+# user's.  The tiny model's derived CPU graph ($XDG_CACHE_HOME/mcqlens) stays shared: every
+# process writes it through a file of its own renamed into place
+# (tests/test_inference_concurrent_load.py), and a cold cache in each worker slowed the first
+# load enough to reorder the window's model queue in timing-bound tests.
 _OWN = Path(tempfile.mkdtemp(prefix="mcqlens-tests-"))
 os.environ["MCQLENS_SETTINGS"] = str(_OWN / "settings.ini")
-os.environ["XDG_CACHE_HOME"] = str(_OWN / "cache")
 
 
 _EXIT = pytest.StashKey[int]()
