@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop.domain.errors import InputError
-from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPORTED, ORIGINS, ROLES,
-                                  Dataset, Passage, Question)
+from desktop.domain.model import DEFAULT_ANNOTATOR, IMPORTED, Dataset, Passage, Question
 
 from desktop.domain import values
 
-from . import lint_facts, own_files
+from . import lint_facts, own_files, staged_insert
+from .import_checks import check_id, check_text, validate_question
 from .rows import ImportResult
 
 
@@ -147,56 +147,6 @@ def question_annotations(q: Question, annotator: str) -> dict:
 _NO_ANNOTATIONS = fingerprint({"spans": [], "assessments": [], "problems": [], "comments": [], "answerability": None})
 
 
-def _check_text(file: str, record: str, field: str, value: Any, what: str) -> None:
-    if type(value) is str and value.isascii():  # O(1): nothing to check in ASCII text
-        return
-    if not isinstance(value, str):
-        raise InputError(file, record, field, f"{what} must be text")
-    bad = values.text_problem(value)
-    if bad:
-        raise InputError(file, record, field, bad)
-
-
-def _check_id(file: str, ident: Any, what: str) -> None:
-    bad = values.id_problem(ident) if isinstance(ident, str) else f"{what} id must be a non-empty string"
-    if bad:
-        raise InputError(file, repr(ident) if isinstance(ident, str) else ident, "id", bad)
-
-
-def _validate_question(file: str, q: Question, text: str) -> None:
-    rec = q.id
-    _check_id(file, q.id, "question")
-    _check_text(file, rec, "stem", q.stem, "stem")
-    if not isinstance(q.alternatives, list) or not all(isinstance(a, str) for a in q.alternatives):
-        raise InputError(file, rec, "alternatives", "alternatives must be a list of texts")
-    for i, a in enumerate(q.alternatives):
-        _check_text(file, rec, f"alternatives[{i}]", a, "an alternative")
-    if len(q.alternatives) < 2:
-        raise InputError(file, rec, "alternatives", f"{len(q.alternatives)} alternative(s); at least 2 needed")
-    if q.key is not None and (not isinstance(q.key, int) or isinstance(q.key, bool)
-                              or not 0 <= q.key < len(q.alternatives)):
-        raise InputError(file, rec, "key", f"key {q.key!r} is not one of the {len(q.alternatives)} alternatives")
-    if q.answerability is not None and q.answerability not in ANSWERABILITY:
-        raise InputError(file, rec, "answerability", f"unknown answerability {q.answerability!r}")
-    n = len(text)
-    for s in q.spans:
-        if s.role not in ROLES:
-            raise InputError(file, rec, "span.role", f"unknown span role {s.role!r}")
-        if s.origin not in ORIGINS:
-            raise InputError(file, rec, "span.origin", f"unknown span origin {s.origin!r}")
-        if not (isinstance(s.start, int) and isinstance(s.end, int) and 0 <= s.start <= s.end <= n):
-            raise InputError(file, rec, f"{s.role} span",
-                             f"offsets {s.start}..{s.end} outside the passage (length {n})")
-        if s.role == BASIS and s.alternative is not None and not 0 <= s.alternative < len(q.alternatives):
-            raise InputError(file, rec, "basis", f"basis of alternative {s.alternative} that does not exist")
-    for p in q.problems:
-        if p.start is not None and p.end is not None and not (0 <= p.start <= p.end <= n):
-            raise InputError(file, rec, "problem", f"offsets {p.start}..{p.end} outside the passage")
-    for pr in q.predictions:
-        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pr.probabilities):
-            raise InputError(file, rec, "probabilities", "probabilities must be finite numbers")
-
-
 def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                 cache: dict | None = None, positions: list[int] | None = None) -> tuple[_Plan, list[list]]:
     """Check everything against the database and build the rows; writes nothing.
@@ -227,7 +177,7 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
             ds_passages.append((p.id, p_position, p.source or dataset.source, p.split, p.level,
                                 _check_json(file, p.id, "extra", p.extra)))
             for q in p.questions:
-                _validate_question(file, q, p.text)
+                validate_question(file, q, p.text)
                 if q.passage_id != p.id:
                     raise InputError(file, q.id, "passage_id",
                                      f"question says passage {q.passage_id!r} but sits in passage {p.id!r}")
@@ -250,16 +200,9 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                 _plan_annotations(file, q, annotator, ts, plan)
         if positions is not None:
             positions[:] = [p_start + len(ds_passages), q_position]
-        per_dataset.append([dataset, ds_passages, _with_lint(ds_questions, lint_facts.question_lints(to_lint))])
-    plan.passages = _with_lint(plan.passages, lint_facts.passage_lints([r[1] for r in plan.passages]))
+        per_dataset.append([dataset, ds_passages, lint_facts.with_lint(ds_questions, lint_facts.question_lints(to_lint))])
+    plan.passages = lint_facts.with_lint(plan.passages, lint_facts.passage_lints([r[1] for r in plan.passages]))
     return plan, per_dataset
-
-
-def _with_lint(rows: list[tuple], lints: list[str]) -> list[tuple]:
-    """Rows with the linter's suggestions and the rules' fingerprint as their last two columns:
-    stored with the row, never by an UPDATE after it (desktop/store/lint_facts.py)."""
-    version = lint_facts.rules_version()
-    return [(*row, lint, version) for row, lint in zip(rows, lints)]
 
 
 def _lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
@@ -297,8 +240,8 @@ def _keep_former_ids(conn, datasets: list[Dataset], cache: dict) -> None:
 
 
 def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:
-    _check_id(file, p.id, "passage")
-    _check_text(file, p.id, "text", p.text, "passage text")
+    check_id(file, p.id, "passage")
+    check_text(file, p.id, "text", p.text, "passage text")
     known = stored.get(p.id, new.get(p.id))
     if known is not None:
         if known != p.text:
@@ -337,24 +280,13 @@ def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Pl
         plan.problems.append((q.id, pr.type, pr.element, who, pr.origin, pr.note or "", pr.alternative,
                               pr.start, pr.end, _check_json(file, q.id, "problem.extra", pr.extra)))
     for i, c in enumerate(q.comments):
-        _check_text(file, q.id, f"comments[{i}]", c, "a comment")
+        check_text(file, q.id, f"comments[{i}]", c, "a comment")
         plan.comments.append((q.id, annotator, IMPORTED, i, c))
     if q.answerability is not None:
         plan.answerability.append((q.id, annotator, q.answerability, IMPORTED, ts))
     for pr in q.predictions:
         plan.predictions.append((q.id, pr.model_id, pr.input_format, dumps(list(pr.probabilities)),
                                  pr.evidence, _check_json(file, q.id, "prediction.extra", pr.extra), ts))
-
-
-def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file: str | None,
-               sha: str | None, result: ImportResult) -> None:
-    """Insert the planned rows of whole datasets (caller holds the transaction)."""
-    write_passages(conn, plan, annotator, result)
-    for dataset, ds_passages, ds_questions in per_dataset:
-        writer = DatasetRows(conn, dataset, annotator, file, sha, result)
-        writer.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
-        writer.finish()
-    write_annotations(conn, plan, result)
 
 
 class DatasetRows:
@@ -386,7 +318,7 @@ class DatasetRows:
         self.conn.executemany(
             "INSERT INTO dataset_passages (dataset_id, passage_id, position, source, split, level, extra) "
             "VALUES (?,?,?,?,?,?,?)", [(self.did, *r) for r in ds_passages])
-        insert_rows(self.conn, "questions", _QUESTION_COLUMNS, [(r[0], self.did, *r[1:]) for r in ds_questions])
+        staged_insert.insert_rows(self.conn, "questions", staged_insert.QUESTION_COLUMNS, [(r[0], self.did, *r[1:]) for r in ds_questions])
         for r in ds_questions:
             self.result.per_source[r[7]] = self.result.per_source.get(r[7], 0) + 1
         self.result.questions += len(ds_questions)
@@ -398,31 +330,6 @@ class DatasetRows:
         self.pending = []
 
 
-_QUESTION_COLUMNS = ("id", "dataset_id", "passage_id", "idx", "position", "stem", "alternatives", "key", "source",
-                     "unanswerable_alternatives", "extra", "imported_annotations", "lint", "lint_version")
-_PASSAGE_COLUMNS = ("id", "text", "source", "split", "level", "extra", "lint", "lint_version")
-
-
-def insert_rows(conn, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """INSERT `rows` into `table` in one statement: through a TEMP table and INSERT ... SELECT.
-
-    The search index is kept by triggers on questions and passages (`schema._fts`), and FTS5
-    writes its pending terms out at the end of every statement that changed it; executemany
-    runs one statement per row, which left a segment per row to merge (100,000 questions:
-    7.1 s CPU, 5.8 of them in the index; one INSERT ... SELECT: 1.3 s, the index the same).
-    The TEMP table's columns have no type, so the values reach `table` as given."""
-    if not rows:
-        return
-    staging = f"temp.import_{table}"
-    cols = ", ".join(columns)
-    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS import_{table} ({cols})")
-    try:
-        conn.executemany(f"INSERT INTO {staging} VALUES ({','.join('?' * len(columns))})", rows)
-        conn.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM {staging} ORDER BY rowid")
-    finally:
-        conn.execute(f"DELETE FROM {staging}")
-
-
 def write_passages(conn, plan: _Plan, annotator: str, result: ImportResult) -> None:
     """Insert the planned annotators and passages (before the questions that name them); the
     counts add up in `result` (a dataset read in parts is written part by part)."""
@@ -430,7 +337,7 @@ def write_passages(conn, plan: _Plan, annotator: str, result: ImportResult) -> N
     plan.annotators.add(annotator)
     conn.executemany("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'import', ?)",
                      [(a, ts) for a in sorted(plan.annotators)])
-    insert_rows(conn, "passages", _PASSAGE_COLUMNS, plan.passages)
+    staged_insert.insert_rows(conn, "passages", staged_insert.PASSAGE_COLUMNS, plan.passages)
     result.passages += len(plan.passages)
     result.unchanged_questions += plan.unchanged
 

@@ -69,6 +69,13 @@ def question_lints(items: list[tuple[str, list[str], str]]) -> list[str]:
     return out
 
 
+def with_lint(rows: list[tuple], lints: list[str]) -> list[tuple]:
+    """Rows with the linter's suggestions and the rules' fingerprint as their last two columns:
+    stored with the row, never by an UPDATE after it (desktop/store/lint_facts.py)."""
+    version = rules_version()
+    return [(*row, lint, version) for row, lint in zip(rows, lints)]
+
+
 def fresh_sql(table_alias: str) -> str:
     """The column expression that reads `lint` only where the current rules found it."""
     return f"CASE WHEN {table_alias}.lint_version = ? THEN {table_alias}.lint END"
