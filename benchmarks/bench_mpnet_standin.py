@@ -108,7 +108,7 @@ def main(argv=None) -> int:
         sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"],
                                     disabled_optimizers=DISABLED_OPTIMIZERS)
         names = [i.name for i in sess.get_inputs()]
-        from inference.session import graph_is_unpadded, unpadded_logits
+        from inference.unpadded import graph_is_unpadded, unpadded_logits
 
         def run(e):
             if graph_is_unpadded(sess):

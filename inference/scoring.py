@@ -16,7 +16,7 @@ from inference import evidence_choice, formatting, metrics
 from inference.batching import (DEFAULT_TOKENS_PER_BATCH, GPU_TOKENS_PER_BATCH, UNPADDED_TOKENS_PER_BATCH,
                                 length_batches, logits_once)
 from inference.model import Model
-from inference.session import bucketed
+from inference.gpu_graph import bucketed
 
 # The evidence sentence is looked for in the passage's first 100,000 characters (about 40
 # RACE passages; ExpMRC's longest is far shorter): idf-recall-options scores every sentence

@@ -1,27 +1,17 @@
-"""ONNX Runtime sessions: which provider, which graph, and running [B, O, T] batches.
+"""ONNX Runtime sessions: one `Runner` over the graph that suits the device.
 
-CUDA when onnxruntime-gpu is installed and a GPU answers, else CPU — always with a
-message that says which and why.  On CPU the int8 graph is preferred, on GPU the fp16
-graph (derived on first GPU use from the fp32 graph, or from the int8 graph with its
-weights dequantized, when the model ships none and the `onnx` package is present).
-Only the inputs the graph declares are fed; on GPU
-inputs and outputs go through IO binding.
-
-On CPU the graph is first rewritten into its CPU layout (`inference.cpu_graph`: attention
-without a mask, so that ONNX Runtime takes its flash-attention path, and LayerNorm
-instead of the slow SkipLayerNormalization kernel), cached in the user's cache folder.
-Such a graph is exact only for unpadded input, so each sequence of a [B, O, T] batch is
-run on its own, trimmed to its length (sequences of equal length share a run), several
-runs at once on a small thread pool with one ONNX Runtime thread each: on 2 cores two
-concurrent single-threaded runs beat one run on two threads (MiniLM-L6 int8, a standard
-question: 96 vs 103 ms median).  When the rewrite fails the shipped graph is used and the
-message says why.
+Which provider and how many threads: `inference.providers`; only the inputs the graph
+declares are fed; on GPU inputs and outputs go through IO binding (the fp16 graph and the
+length buckets: `inference.gpu_graph`).  On CPU the graph is first rewritten into its CPU
+layout (`inference.cpu_graph`: attention without a mask, so that ONNX Runtime takes its
+flash-attention path, and LayerNorm instead of the slow SkipLayerNormalization kernel), cached
+in the user's cache folder; such a graph runs unpadded sequences (`inference.unpadded`).  When
+the rewrite fails the shipped graph is used and the message says why.  Stored int8 weights with
+float16 outlier rows get their arithmetic derived in memory at load (`inference.cpu_recipes`).
 """
 from __future__ import annotations
 
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,115 +19,10 @@ import numpy as np
 from desktop.domain.errors import ModelError
 from inference.card import ModelCard, check_graph_inputs
 from inference.formatting import Encoded
-
-DEVICES = ("auto", "cpu", "cuda")
-# On the GPU, token lengths are padded up to a multiple of this (the attention mask hides
-# the padding, so the logits do not change).  ONNX Runtime's CUDA Attention pays 40-80 ms
-# the first time it meets a sequence length (measured on an H200: 0.7 ms for a question
-# whose shape was seen before, 42-77 ms for a new one, whatever the arena or attention
-# kernel settings); with buckets an annotator's questions share 8 lengths per format.
-GPU_LENGTH_BUCKET = 64
-CPU_ORDER = ("int8", "fp32", "fp16")
-GPU_ORDER = ("fp16", "fp32", "int8")
-
-
-def _ort():
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(3)  # its warnings about unused initializers are noise here
-    return ort
-
-
-def choose_provider(device: str = "auto") -> tuple[str, str]:
-    """(provider, reason) before any session exists."""
-    if device not in DEVICES:
-        raise ModelError(f"unknown device {device!r}; choose auto, cpu or cuda")
-    if device == "cpu":
-        return "CPUExecutionProvider", "CPU, as asked"
-    available = _ort().get_available_providers()
-    if "CUDAExecutionProvider" in available:
-        return "CUDAExecutionProvider", "CUDA: onnxruntime-gpu is installed"
-    why = ("this onnxruntime has no CUDA provider (on a machine with an NVIDIA GPU, replace it: "
-           "pip uninstall -y onnxruntime && pip install onnxruntime-gpu)")
-    if device == "cuda":
-        return "CPUExecutionProvider", f"CUDA was asked for but {why}; using the CPU instead"
-    return "CPUExecutionProvider", f"CPU: {why}"
-
-
-MAX_DEFAULT_WORKERS = 8
-
-
-def default_workers() -> int:
-    """Concurrent single-threaded runs on the CPU: MCQLENS_THREADS, else one per CPU (at most 8).
-
-    One per CPU keeps every core of a bigger machine busy on batch scoring (the previous
-    runtime's intra-op threads used them all too); an interactive question has only 4-5
-    sequences, so more than 8 would only sit idle.
-    """
-    env = os.environ.get("MCQLENS_THREADS")
-    return max(1, int(env)) if env else max(1, min(MAX_DEFAULT_WORKERS, os.cpu_count() or 1))
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor | None:
-    """One shared pool per size (models are loaded again and again in a long session)."""
-    if workers <= 1:
-        return None
-    with _POOLS_LOCK:
-        if workers not in _POOLS:
-            _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mcqlens-ort")
-        return _POOLS[workers]
-
-
-def graph_is_unpadded(session) -> bool:
-    """Whether a loaded graph must be fed unpadded sequences (`inference.cpu_graph`)."""
-    from inference.cpu_graph import UNPADDED
-
-    return session.get_modelmeta().custom_metadata_map.get(UNPADDED) == "1"
-
-
-# Sequences of equal length share a run up to this many tokens.  That pays for short ones
-# only (MiniLM-L6 int8, 1 thread, 40 tokens: 4.3 ms alone, 3.5 ms each four at a time; 460
-# tokens: 58 ms either way), and a shared run is one worker's: a question whose four
-# alternatives had the same length once ran all four on one worker (p95 183 → 114 ms).
-MAX_TOKENS_PER_RUN = 512
-
-
-def unpadded_logits(run, enc: Encoded, names, pool: ThreadPoolExecutor | None = None, workers: int = 1,
-                    max_tokens: int = MAX_TOKENS_PER_RUN) -> np.ndarray:
-    """[B, O] float32 logits of a graph fed each sequence trimmed to its own length.
-
-    `run(feeds) -> logits` runs the graph on [1, k, L] arrays (k sequences of length L).
-    Padding options are not run (their logit is 0 here; the caller masks them).  Runs go
-    to `pool` (of `workers` threads) when given, the longest first, so that the workers
-    finish together; a group of equal lengths is split so that every worker gets a share.
-    """
-    feeds = enc.feeds(names)
-    lengths = enc.lengths if enc.lengths is not None else enc.attention_mask.sum(-1)
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for b, o in zip(*np.nonzero(enc.option_mask)):
-        groups.setdefault(int(lengths[b, o]), []).append((int(b), int(o)))
-    workers = workers if pool is not None else 1
-    tasks = []
-    for length, cells in groups.items():
-        k = max(1, min(max_tokens // max(length, 1), -(-len(cells) // workers)))
-        for i in range(0, len(cells), k):
-            part = np.array(cells[i:i + k])
-            tasks.append((length, part[:, 0], part[:, 1]))
-    tasks.sort(key=lambda t: -t[0] * len(t[1]))
-
-    def one(task):
-        length, bs, os_ = task
-        return np.asarray(run({n: np.ascontiguousarray(a[bs, os_, :length][None]) for n, a in feeds.items()}))
-
-    out = np.zeros(enc.option_mask.shape, dtype=np.float32)
-    results = pool.map(one, tasks) if pool is not None and len(tasks) > 1 else map(one, tasks)
-    for (length, bs, os_), got in zip(tasks, results):
-        out[bs, os_] = got.reshape(-1)
-    return out
+from inference.gpu_graph import GPU_LENGTH_BUCKET, derive_fp16, pad_to_bucket
+from inference.graph_files import external_data_problem, stored_rows
+from inference.providers import CPU_ORDER, GPU_ORDER, choose_provider, default_workers, ort, pool
+from inference.unpadded import graph_is_unpadded, unpadded_logits
 
 
 class Runner:
@@ -145,7 +30,7 @@ class Runner:
 
     def __init__(self, directory: str | Path, card: ModelCard, device: str = "auto",
                  precision: str | None = None, threads: int | None = None):
-        ort = _ort()
+        ort_ = ort()
         self.directory = Path(directory)
         self.card = card
         provider, reason = choose_provider(device)
@@ -171,9 +56,9 @@ class Runner:
         self.recipe = None
         self.attention_layers: tuple[int, ...] = ()  # graph output of the reader's attention, for the evidence
         self.one_sequence = card.layout == "one-sequence"
-        stored = not on_cuda and self.precision == "int8" and _stored_rows(path)
+        stored = not on_cuda and self.precision == "int8" and stored_rows(path)
         if on_cuda:
-            self.session = self._session(ort, path, providers, unpadded=False)
+            self.session = self._session(ort_, path, providers, unpadded=False)
         elif stored:
             # int8 weights with float16 outlier rows: the arithmetic is chosen from the CPU's flags
             # and derived in memory at load (inference.cpu_recipes)
@@ -194,12 +79,12 @@ class Runner:
                 raise ModelError(f"{path}: cannot read the stored int8 weights ({_first_line(exc)})") from exc
             layout = f"{why}; {self.recipe} graph derived at load"
             intra = self.threads or default_workers() if self.one_sequence else 1
-            self.session = self._session(ort, path, providers, unpadded=True, model_bytes=graph.SerializeToString(),
+            self.session = self._session(ort_, path, providers, unpadded=True, model_bytes=graph.SerializeToString(),
                                          intra=intra)
         else:
             cpu_path, layout, unpadded = self._cpu_layout(path)
             try:
-                self.session = self._session(ort, cpu_path, providers, unpadded)
+                self.session = self._session(ort_, cpu_path, providers, unpadded)
                 path = cpu_path
             except ModelError as exc:
                 if cpu_path == path:
@@ -210,12 +95,12 @@ class Runner:
                 try:
                     if rebuilt == path:
                         raise exc
-                    self.session = self._session(ort, rebuilt, providers, unpadded)
+                    self.session = self._session(ort_, rebuilt, providers, unpadded)
                     path = rebuilt
                     layout = f"{layout} (the cached graph was damaged and is rebuilt)"
                 except ModelError as exc2:
                     layout = f"CPU layout not used: {exc2}; the shipped graph runs as it is"
-                    self.session = self._session(ort, path, providers, unpadded=False)
+                    self.session = self._session(ort_, path, providers, unpadded=False)
         used = self.session.get_providers()[0]
         if provider == "CUDAExecutionProvider" and used != provider:
             reason = "CUDA provider present but no usable GPU answered; using the CPU instead"
@@ -234,7 +119,7 @@ class Runner:
             layout = f"{layout}; {how}" if layout else how
         elif self.unpadded:
             layout = f"{layout}; unpadded sequences" if layout else "unpadded sequences"
-        self.pool = _pool(self.workers)
+        self.pool = pool(self.workers)
         # token lengths padded up to a multiple of this before each run (1: as they come)
         self.length_bucket = GPU_LENGTH_BUCKET if self.on_gpu and not self.unpadded else 1
         self.message = f"{reason} ({self.precision} graph {path.name}{'; ' + layout if layout else ''})"
@@ -396,92 +281,6 @@ def _evidence_attention(card) -> tuple[int, ...]:
 
     st = settings_for(card)
     return tuple(st.attention_layers) if st.attention_weight > 0 else ()
-
-
-def _stored_rows(path: Path) -> bool:
-    """Whether the graph holds int8 weights with float16 outlier rows (`models.int8_rows`)."""
-    try:
-        import onnx
-
-        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-    except Exception:
-        return False
-    return meta.get("mcqlens.int8_recipe") == "int8-rows"
-
-
-def bucketed(length: int, bucket: int, cap: int) -> int:
-    """`length` rounded up to a multiple of `bucket`, never past `cap` (nor below `length`)."""
-    if bucket <= 1:
-        return length
-    return max(length, min(-(-length // bucket) * bucket, cap))
-
-
-def pad_to_bucket(feeds: dict[str, np.ndarray], bucket: int, cap: int) -> dict[str, np.ndarray]:
-    """[B, O, T] inputs with T padded (zeros: masked, type 0) to its bucket."""
-    t = next(iter(feeds.values())).shape[-1]
-    width = bucketed(t, bucket, cap)
-    if width == t:
-        return feeds
-    return {n: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - t)]) for n, a in feeds.items()}
-
-
-def derive_fp16(directory: Path, card: ModelCard) -> Path:
-    """An fp16 graph from the shipped fp32 graph (or the int8 one, dequantized).
-
-    Cached in the user's cache folder ($XDG_CACHE_HOME/mcqlens/<model id>/), never in the
-    model directory: that may be read-only, or a checkout whose size must not grow.
-    Rebuilt when the source graph is newer than the cached one.  A source in the CPU
-    layout (`inference.cpu_graph`: attention without a mask) gets its mask back, so that
-    the GPU runs padded batches.
-    """
-    import onnx
-
-    from inference.cpu_graph import cache_folder, is_unpadded, padded
-    from inference.dequantize import dequantize_model, to_fp16
-
-    source = directory / card.files.get("fp32", card.files.get("int8", ""))
-    cache = cache_folder(card)
-    target = cache / "model.fp16.onnx"
-    if target.is_file() and target.stat().st_mtime >= source.stat().st_mtime:
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    model = onnx.load(str(source))
-    if "fp32" not in card.files:
-        model = dequantize_model(model)
-    if is_unpadded(model):
-        model = padded(model)
-    partial = target.with_suffix(".partial")
-    onnx.save(to_fp16(model), str(partial))
-    partial.replace(target)  # a killed run never leaves a half-written graph behind
-    return target
-
-
-def external_data_problem(path: Path) -> str | None:
-    """What is wrong with the files holding a graph's weights as ONNX external data
-    (`model.int8.onnx.data0`...): '<file>: missing' or '<file>: cut short (N of M bytes)';
-    None when they are whole, the graph keeps its weights inside, or onnx is absent.
-    Asked only after a load failed: ONNX Runtime's own message does not always name the file."""
-    try:
-        import onnx
-        from onnx.external_data_helper import ExternalDataInfo, uses_external_data
-
-        graph = onnx.load(str(path), load_external_data=False)
-    except Exception:
-        return None
-    needed: dict[str, int] = {}
-    for t in graph.graph.initializer:
-        if uses_external_data(t):
-            info = ExternalDataInfo(t)
-            end = int(info.offset or 0) + int(info.length or 0)
-            needed[info.location] = max(needed.get(info.location, 0), end)
-    for location, end in sorted(needed.items()):
-        file = path.parent / location
-        if not file.is_file():
-            return f"{file}: missing (it holds weights of {path.name})"
-        size = file.stat().st_size
-        if size < end:
-            return f"{file}: cut short ({size:,} of {end:,} bytes; it holds weights of {path.name})"
-    return None
 
 
 def _first_line(exc: Exception) -> str:

@@ -92,7 +92,7 @@ def onnx_logits(path: str | Path, enc: Encoded, batch: int = 16) -> np.ndarray:
     import onnxruntime as ort
 
     from inference.cpu_graph import DISABLED_OPTIMIZERS
-    from inference.session import graph_is_unpadded, unpadded_logits
+    from inference.unpadded import graph_is_unpadded, unpadded_logits
 
     try:
         sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"],

@@ -172,7 +172,7 @@ def step_export(processes: int) -> dict:
     import torch
 
     from inference.formatting import encode_questions, load_tokenizer
-    from inference.session import unpadded_logits
+    from inference.unpadded import unpadded_logits
     from models import checkpoint, int8_check, mpnet_int8, mpnet_onnx
     from models.data import read_jsonl
 

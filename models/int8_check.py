@@ -26,7 +26,7 @@ def _init(kind: str, path: str, tokenizer: str, max_length: int):
     import onnxruntime as ort
 
     from inference.formatting import load_tokenizer
-    from inference.session import unpadded_logits
+    from inference.unpadded import unpadded_logits
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1

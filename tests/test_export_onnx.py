@@ -161,7 +161,7 @@ def test_cpu_layout_int8_gives_a_padded_gpu_graph(exported, dev, tmp_path, monke
     """An int8-only model in the CPU layout: the fp16 graph derived for the GPU gets its
     attention mask back, so padded batches (what the GPU runs) score right."""
     from inference.cpu_graph import is_unpadded
-    from inference.session import derive_fp16
+    from inference.gpu_graph import derive_fp16
 
     _, out, _ = exported
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

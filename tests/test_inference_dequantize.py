@@ -14,7 +14,7 @@ ort = pytest.importorskip("onnxruntime")
 import inference  # noqa: E402
 from inference import formatting  # noqa: E402
 from inference.dequantize import dequantize_model  # noqa: E402
-from inference.session import derive_fp16  # noqa: E402
+from inference.gpu_graph import derive_fp16  # noqa: E402
 
 TINY = Path(__file__).parent / "data" / "tiny_model"
 DREAM = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "dream" / "dev.json"

@@ -162,7 +162,7 @@ def test_length_buckets_change_shapes_not_logits(expmrc, monkeypatch):
     """On a GPU the runner pads token lengths to multiples of 64 (ONNX Runtime's CUDA
     attention pays tens of ms per new length); the mask hides the padding, so the
     logits of real ExpMRC questions must not move.  Checked here on the padded graph."""
-    from inference.session import GPU_LENGTH_BUCKET, bucketed
+    from inference.gpu_graph import GPU_LENGTH_BUCKET, bucketed
 
     assert [bucketed(n, 64, 512) for n in (1, 64, 65, 440, 500, 512)] == [64, 64, 128, 448, 512, 512]
     assert bucketed(530, 64, 512) == 530 and bucketed(37, 1, 512) == 37

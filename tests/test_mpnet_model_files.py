@@ -111,7 +111,7 @@ def test_the_runtime_computes_what_pytorch_computes(tiny, fmt):
 
 def test_the_gpu_graph_derived_from_the_int8_files_is_plain_fp16_with_a_mask(tiny, tmp_path, monkeypatch):
     from inference.card import load_card
-    from inference.session import derive_fp16
+    from inference.gpu_graph import derive_fp16
 
     _, _, int8 = tiny
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

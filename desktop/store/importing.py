@@ -87,8 +87,6 @@ class Importer:
                 imports.write_passages(conn, plan, annotator, result)
                 rows.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
                 imports.write_annotations(conn, plan, result)
-                # the surface linter's suggestions, stored with the new rows (desktop/store/lint_facts.py)
-                imports.store_lint(conn, plan, [[part_set, ds_passages, ds_questions]])
                 if tally is not None:
                     tally.add(sum(len(p.questions) for p in part))
             rows.finish()

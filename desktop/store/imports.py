@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from desktop.domain.errors import InputError
-from desktop.domain.model import (ANSWERABILITY, BASIS, DEFAULT_ANNOTATOR, IMPORTED, ORIGINS, ROLES,
-                                  Dataset, Passage, Question)
+from desktop.domain.model import DEFAULT_ANNOTATOR, IMPORTED, Dataset, Passage, Question
 
 from desktop.domain import values
 
-from . import own_files
+from . import lint_facts, own_files, staged_insert
+from .import_checks import check_id, check_text, validate_question
 from .rows import ImportResult
 
 
@@ -142,54 +142,9 @@ def question_annotations(q: Question, annotator: str) -> dict:
     }
 
 
-def _check_text(file: str, record: str, field: str, value: Any, what: str) -> None:
-    if type(value) is str and value.isascii():  # O(1): nothing to check in ASCII text
-        return
-    if not isinstance(value, str):
-        raise InputError(file, record, field, f"{what} must be text")
-    bad = values.text_problem(value)
-    if bad:
-        raise InputError(file, record, field, bad)
-
-
-def _check_id(file: str, ident: Any, what: str) -> None:
-    bad = values.id_problem(ident) if isinstance(ident, str) else f"{what} id must be a non-empty string"
-    if bad:
-        raise InputError(file, repr(ident) if isinstance(ident, str) else ident, "id", bad)
-
-
-def _validate_question(file: str, q: Question, text: str) -> None:
-    rec = q.id
-    _check_id(file, q.id, "question")
-    _check_text(file, rec, "stem", q.stem, "stem")
-    if not isinstance(q.alternatives, list) or not all(isinstance(a, str) for a in q.alternatives):
-        raise InputError(file, rec, "alternatives", "alternatives must be a list of texts")
-    for i, a in enumerate(q.alternatives):
-        _check_text(file, rec, f"alternatives[{i}]", a, "an alternative")
-    if len(q.alternatives) < 2:
-        raise InputError(file, rec, "alternatives", f"{len(q.alternatives)} alternative(s); at least 2 needed")
-    if q.key is not None and (not isinstance(q.key, int) or isinstance(q.key, bool)
-                              or not 0 <= q.key < len(q.alternatives)):
-        raise InputError(file, rec, "key", f"key {q.key!r} is not one of the {len(q.alternatives)} alternatives")
-    if q.answerability is not None and q.answerability not in ANSWERABILITY:
-        raise InputError(file, rec, "answerability", f"unknown answerability {q.answerability!r}")
-    n = len(text)
-    for s in q.spans:
-        if s.role not in ROLES:
-            raise InputError(file, rec, "span.role", f"unknown span role {s.role!r}")
-        if s.origin not in ORIGINS:
-            raise InputError(file, rec, "span.origin", f"unknown span origin {s.origin!r}")
-        if not (isinstance(s.start, int) and isinstance(s.end, int) and 0 <= s.start <= s.end <= n):
-            raise InputError(file, rec, f"{s.role} span",
-                             f"offsets {s.start}..{s.end} outside the passage (length {n})")
-        if s.role == BASIS and s.alternative is not None and not 0 <= s.alternative < len(q.alternatives):
-            raise InputError(file, rec, "basis", f"basis of alternative {s.alternative} that does not exist")
-    for p in q.problems:
-        if p.start is not None and p.end is not None and not (0 <= p.start <= p.end <= n):
-            raise InputError(file, rec, "problem", f"offsets {p.start}..{p.end} outside the passage")
-    for pr in q.predictions:
-        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pr.probabilities):
-            raise InputError(file, rec, "probabilities", "probabilities must be finite numbers")
+# the fingerprint of a question that comes without annotations (most of a RACE file): the same for
+# every one of them, whoever imports it
+_NO_ANNOTATIONS = fingerprint({"spans": [], "assessments": [], "problems": [], "comments": [], "answerability": None})
 
 
 def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
@@ -215,19 +170,21 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
     for dataset in datasets:
         ds_passages: list[tuple] = []
         ds_questions: list[tuple] = []
+        to_lint: list[tuple[str, list[str], str]] = []  # (stem, alternatives, passage text) of each row
         p_start, q_position = positions if positions is not None else (0, 0)
         for p_position, p in enumerate(dataset.passages, p_start):
             _plan_passage(file, p, stored_passages, new_passages, plan)
             ds_passages.append((p.id, p_position, p.source or dataset.source, p.split, p.level,
                                 _check_json(file, p.id, "extra", p.extra)))
             for q in p.questions:
-                _validate_question(file, q, p.text)
+                validate_question(file, q, p.text)
                 if q.passage_id != p.id:
                     raise InputError(file, q.id, "passage_id",
                                      f"question says passage {q.passage_id!r} but sits in passage {p.id!r}")
                 alternatives = dumps(q.alternatives)
                 extra = _check_json(file, q.id, "extra", q.extra)
-                ann = fingerprint(question_annotations(q, annotator))
+                ann = (_NO_ANNOTATIONS if not (q.spans or q.assessments or q.problems or q.comments)
+                       and q.answerability is None else fingerprint(question_annotations(q, annotator)))
                 content = (p.id, q.index, q.stem, alternatives, q.key, extra, ann)
                 old = stored_questions.get(q.id) or seen_questions.get(q.id)
                 if old is not None:
@@ -238,11 +195,13 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                 ds_questions.append((q.id, p.id, q.index, q_position, q.stem, alternatives, q.key,
                                      q.source or p.source or dataset.source,
                                      dumps(list(q.unanswerable_alternatives)), extra, ann))
+                to_lint.append((q.stem, q.alternatives, p.text))
                 q_position += 1
                 _plan_annotations(file, q, annotator, ts, plan)
         if positions is not None:
             positions[:] = [p_start + len(ds_passages), q_position]
-        per_dataset.append([dataset, ds_passages, ds_questions])
+        per_dataset.append([dataset, ds_passages, lint_facts.with_lint(ds_questions, lint_facts.question_lints(to_lint))])
+    plan.passages = lint_facts.with_lint(plan.passages, lint_facts.passage_lints([r[1] for r in plan.passages]))
     return plan, per_dataset
 
 
@@ -281,8 +240,8 @@ def _keep_former_ids(conn, datasets: list[Dataset], cache: dict) -> None:
 
 
 def _plan_passage(file: str, p: Passage, stored: dict, new: dict, plan: _Plan) -> None:
-    _check_id(file, p.id, "passage")
-    _check_text(file, p.id, "text", p.text, "passage text")
+    check_id(file, p.id, "passage")
+    check_text(file, p.id, "text", p.text, "passage text")
     known = stored.get(p.id, new.get(p.id))
     if known is not None:
         if known != p.text:
@@ -321,25 +280,13 @@ def _plan_annotations(file: str, q: Question, annotator: str, ts: str, plan: _Pl
         plan.problems.append((q.id, pr.type, pr.element, who, pr.origin, pr.note or "", pr.alternative,
                               pr.start, pr.end, _check_json(file, q.id, "problem.extra", pr.extra)))
     for i, c in enumerate(q.comments):
-        _check_text(file, q.id, f"comments[{i}]", c, "a comment")
+        check_text(file, q.id, f"comments[{i}]", c, "a comment")
         plan.comments.append((q.id, annotator, IMPORTED, i, c))
     if q.answerability is not None:
         plan.answerability.append((q.id, annotator, q.answerability, IMPORTED, ts))
     for pr in q.predictions:
         plan.predictions.append((q.id, pr.model_id, pr.input_format, dumps(list(pr.probabilities)),
                                  pr.evidence, _check_json(file, q.id, "prediction.extra", pr.extra), ts))
-
-
-def write_plan(conn, plan: _Plan, per_dataset: list[list], annotator: str, file: str | None,
-               sha: str | None, result: ImportResult) -> None:
-    """Insert the planned rows of whole datasets (caller holds the transaction)."""
-    write_passages(conn, plan, annotator, result)
-    for dataset, ds_passages, ds_questions in per_dataset:
-        writer = DatasetRows(conn, dataset, annotator, file, sha, result)
-        writer.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
-        writer.finish()
-    write_annotations(conn, plan, result)
-    store_lint(conn, plan, per_dataset)
 
 
 class DatasetRows:
@@ -371,10 +318,7 @@ class DatasetRows:
         self.conn.executemany(
             "INSERT INTO dataset_passages (dataset_id, passage_id, position, source, split, level, extra) "
             "VALUES (?,?,?,?,?,?,?)", [(self.did, *r) for r in ds_passages])
-        self.conn.executemany(
-            "INSERT INTO questions (id, dataset_id, passage_id, idx, position, stem, alternatives, key, source, "
-            "unanswerable_alternatives, extra, imported_annotations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(r[0], self.did, *r[1:]) for r in ds_questions])
+        staged_insert.insert_rows(self.conn, "questions", staged_insert.QUESTION_COLUMNS, [(r[0], self.did, *r[1:]) for r in ds_questions])
         for r in ds_questions:
             self.result.per_source[r[7]] = self.result.per_source.get(r[7], 0) + 1
         self.result.questions += len(ds_questions)
@@ -393,8 +337,7 @@ def write_passages(conn, plan: _Plan, annotator: str, result: ImportResult) -> N
     plan.annotators.add(annotator)
     conn.executemany("INSERT OR IGNORE INTO annotators (name, kind, created_at) VALUES (?, 'import', ?)",
                      [(a, ts) for a in sorted(plan.annotators)])
-    conn.executemany("INSERT INTO passages (id, text, source, split, level, extra) VALUES (?,?,?,?,?,?)",
-                     plan.passages)
+    staged_insert.insert_rows(conn, "passages", staged_insert.PASSAGE_COLUMNS, plan.passages)
     result.passages += len(plan.passages)
     result.unchanged_questions += plan.unchanged
 
@@ -422,16 +365,6 @@ def write_annotations(conn, plan: _Plan, result: ImportResult) -> None:
     result.problems += len(plan.problems)
     result.comments += len(plan.comments)
     result.predictions += len(plan.predictions)
-
-
-def store_lint(conn, plan: _Plan, per_dataset: list[list]) -> None:
-    """The linter's suggestions of the passages and questions just inserted (lint_facts.py)."""
-    from . import lint_facts
-    new_questions = {r[0] for _, _, rows in per_dataset for r in rows}
-    questions = [(q.id, q.stem, list(q.alternatives), p.text)
-                 for dataset, _, _ in per_dataset for p in dataset.passages for q in p.questions
-                 if q.id in new_questions]
-    lint_facts.store_new(conn, [(r[0], r[1]) for r in plan.passages], questions)
 
 
 def write_predictions(conn, dataset: Dataset, file: str) -> int:

@@ -48,15 +48,32 @@ class _Question:
         self.stem, self.alternatives = stem, alternatives
 
 
-def store_new(conn, passages: list[tuple], questions: list[tuple[str, str, list[str], str]]) -> None:
-    """Lint and store the passages (id, text) and questions (id, stem, alternatives, passage
-    text) an import has just inserted (the caller holds the transaction)."""
+def passage_lints(texts: list[str]) -> list[str]:
+    """The stored suggestions (`encode`d) of passage texts, in their order."""
+    return [encode(surface_lint.detect_text(text)) for text in texts]
+
+
+def question_lints(items: list[tuple[str, list[str], str]]) -> list[str]:
+    """The stored suggestions (`encode`d) of questions (stem, alternatives, passage text), in
+    their order.
+
+    They are found in the order of their stems and alternatives: the linter keeps the matches
+    of its last few thousand strings (`surface_scan.found`), and a corpus repeats stems and
+    alternatives ("What is the best title?", "All of the above") far apart in file order, which
+    that cache forgets before they come back.  Side by side they are found once (RACE's items
+    repeated, as benchmarks/make_big_race.py writes them: 9.6 -> 6 s a 100,000 questions)."""
+    out: list[str] = [""] * len(items)
+    for i in sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1])):
+        stem, alternatives, text = items[i]
+        out[i] = encode(surface_lint.detect_item(_Question(stem, alternatives), text))
+    return out
+
+
+def with_lint(rows: list[tuple], lints: list[str]) -> list[tuple]:
+    """Rows with the linter's suggestions and the rules' fingerprint as their last two columns:
+    stored with the row, never by an UPDATE after it (desktop/store/lint_facts.py)."""
     version = rules_version()
-    conn.executemany("UPDATE passages SET lint = ?, lint_version = ? WHERE id = ?",
-                     [(encode(surface_lint.detect_text(text)), version, pid) for pid, text in passages])
-    conn.executemany("UPDATE questions SET lint = ?, lint_version = ? WHERE id = ?",
-                     [(encode(surface_lint.detect_item(_Question(stem, alts), text)), version, qid)
-                      for qid, stem, alts, text in questions])
+    return [(*row, lint, version) for row, lint in zip(rows, lints)]
 
 
 def fresh_sql(table_alias: str) -> str:
