@@ -82,11 +82,11 @@ def test_every_flagged_item_is_a_row_with_its_kinds_words_and_tags(reported):
     db, rep, tagged = reported
     rows = list(csv.DictReader((rep / "giveaways.csv").open(encoding="utf-8")))
     with Store.open(db, read_only=True) as store:
-        shortcut = {i: (k, p) for i, m, k, p, _ in store.shortcut_predictions()}
+        shortcut = {i: (k, p) for i, m, k, p, _ in store.model_outputs.shortcut_predictions()}
         flagged = [i for i, (_, p) in shortcut.items() if _n_eff(p) < 2]
         assert flagged and [r["item_id"] for r in rows] == flagged
         questions = {q.id: q for q in store.questions(flagged)}
-        problems = store.bulk_problems()
+        problems = store.corpus.bulk_problems()
     recorded: dict[str, set] = {}
     for item, typ in zip(problems["item_id"], problems["type"]):
         if typ != "note":

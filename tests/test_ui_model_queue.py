@@ -213,7 +213,7 @@ def test_the_rows_are_those_mcqlens_score_stores_byte_for_byte(qtbot, monkeypatc
     words = {}
     for name, db in (("gui", gui_db), ("cli", cli_db)):
         with Store.open(db) as store:
-            words[name] = {e["item_id"]: {k: v for k, v in e.items() if k != "seconds"} for e in store.explanations()}
+            words[name] = {e["item_id"]: {k: v for k, v in e.items() if k != "seconds"} for e in store.model_outputs.explanations()}
     first = next(iter(sorted(words["cli"])))
     # the open item's words are computed only when its Why? tab is shown
     assert set(words["gui"]) == set(words["cli"]) - {first}

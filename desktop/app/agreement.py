@@ -27,7 +27,7 @@ def agreement_report(store, source: str | None = None) -> dict:
     what `mcqlens agreement` writes and the window's Reports → Agreement… shows."""
 
     # only the items two or more raters annotated can have agreement; the store reads those alone
-    items = list(store.rated_questions(source=source))
+    items = list(store.corpus.rated_questions(source=source))
     report = compute(items)
     report["pairs"] = by_pair(items)
     return report

@@ -64,7 +64,7 @@ def explain_store(store, model, item_ids: list[str] | None = None, source: str |
 
         got = G.explain(model, todo, method=method, phrase=phrase, scope=scope, progress=step) if todo else []
         if got:
-            store.add_explanations([ex.to_json() for ex in got])
+            store.model_outputs.add_explanations([ex.to_json() for ex in got])
         have.update((ex.item_id, ex) for ex in got)
         out += [have[q.id] for q in questions if q.id in have]
         done += len(item_ids[start:start + CHUNK])

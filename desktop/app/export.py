@@ -150,7 +150,7 @@ def table(datasets, store=None, annotator: str | None = None, time_of: str | Non
     if store is not None and len(frame):
         # status is each annotator's own: the chosen annotator's, else the furthest anyone got
         status = ({r.item_id: r.status for r in store.items(annotator=annotator)} if annotator
-                  else store.furthest_status())
+                  else store.reads.furthest_status())
         frame["status"] = frame["item_id"].map(status)
         seconds: dict[str, float] = {}
         for t in store.time_on_item(annotator=time_of):

@@ -29,7 +29,7 @@ class ScoreBatch:
 
     def start(self, store, model, formats: list[str]) -> None:
         self.formats = list(formats)
-        listed, todo = store.scoring_plan(model.id, self.formats, self.items)
+        listed, todo = store.model_outputs.scoring_plan(model.id, self.formats, self.items)
         self.todo = todo
         self.run = score.ScoreRun(model.id, list(formats), questions=len(listed), already=len(listed) - len(todo),
                             to_score=len(todo))

@@ -73,18 +73,18 @@ class Tables:
 def tables_from_store(store, source: str | None = None, annotator: str | None = None) -> Tables:
     from . import giveaway_page
 
-    shortcut = store.shortcut_predictions(source)
+    shortcut = store.model_outputs.shortcut_predictions(source)
     # the stored give-away words of the flagged items only (all of RACE explained would be 500 MB)
     model, flagged = giveaway_page.flagged_ids(shortcut)
-    explanations = store.explanations(model, item_ids=flagged) if model else []
+    explanations = store.model_outputs.explanations(model, item_ids=flagged) if model else []
     times: dict[str, float] = {}
     for t in store.time_on_item(annotator=annotator):
         times[t.item_id] = times.get(t.item_id, 0.0) + t.seconds
-    return Tables(items=store.bulk_items(source), texts=store.bulk_passage_texts(source),
-                  assessments=store.bulk_assessments(source, annotator),
-                  problems=store.bulk_problems(source, annotator),
-                  bases=store.bulk_spans("basis", source, annotator), time_on_item=times,
-                  shortcut=shortcut, explanations=explanations, lint=store.bulk_lint(source))
+    return Tables(items=store.corpus.bulk_items(source), texts=store.corpus.bulk_passage_texts(source),
+                  assessments=store.corpus.bulk_assessments(source, annotator),
+                  problems=store.corpus.bulk_problems(source, annotator),
+                  bases=store.corpus.bulk_spans("basis", source, annotator), time_on_item=times,
+                  shortcut=shortcut, explanations=explanations, lint=store.corpus.bulk_lint(source))
 
 
 def tables_from_datasets(datasets: list[Dataset]) -> Tables:

@@ -7,7 +7,10 @@ datasets, questions, items, status), `corpus` (corpus_reads.py: the report table
 trail, which the writing parts add to through `audit.record`), `model_outputs`
 (model_outputs.py: predictions, give-away words), `importer` (importing.py: import_datasets,
 import_files).  Their public methods are the store's own (`store.undo()` is
-`store.undoing.undo()`, see `parts.forward`).
+`store.undoing.undo()`, see `parts.forward`), except what one or two callers need (the
+corpus tables of the reports, the scoring plan of Score all, an annotator's own view): those are
+asked of the part (`store.corpus.bulk_items(source)`, `store.model_outputs.scoring_plan(...)`),
+which keeps the store's own surface under 40 methods.
 """
 from __future__ import annotations
 
@@ -55,19 +58,10 @@ class Store:
     search = forward(Reads, "search", "reads")
     status = forward(Reads, "status", "reads")
     statuses = forward(Reads, "statuses", "reads")
-    furthest_status = forward(Reads, "furthest_status", "reads")
     navigation = forward(Reads, "navigation", "reads")
     note = forward(Reads, "note", "reads")
-    own_view = forward(Reads, "own_view", "reads")
     annotators = forward(Reads, "annotators", "reads")
 
-    bulk_items = forward(CorpusReads, "bulk_items", "corpus")
-    bulk_passage_texts = forward(CorpusReads, "bulk_passage_texts", "corpus")
-    bulk_lint = forward(CorpusReads, "bulk_lint", "corpus")
-    bulk_assessments = forward(CorpusReads, "bulk_assessments", "corpus")
-    bulk_problems = forward(CorpusReads, "bulk_problems", "corpus")
-    bulk_spans = forward(CorpusReads, "bulk_spans", "corpus")
-    rated_questions = forward(CorpusReads, "rated_questions", "corpus")
     time_on_item = forward(CorpusReads, "time_on_item", "corpus")
     stats = forward(CorpusReads, "stats", "corpus")
 
@@ -83,14 +77,8 @@ class Store:
     last_history_id = forward(History, "last_history_id", "audit")
 
     add_predictions = forward(ModelOutputs, "add_predictions", "model_outputs")
-    scoring_plan = forward(ModelOutputs, "scoring_plan", "model_outputs")
-    scored_rowids = forward(ModelOutputs, "scored_rowids", "model_outputs")
-    predicted_items = forward(ModelOutputs, "predicted_items", "model_outputs")
     predictions = forward(ModelOutputs, "predictions", "model_outputs")
-    add_explanations = forward(ModelOutputs, "add_explanations", "model_outputs")
     explanation = forward(ModelOutputs, "explanation", "model_outputs")
-    explanations = forward(ModelOutputs, "explanations", "model_outputs")
-    shortcut_predictions = forward(ModelOutputs, "shortcut_predictions", "model_outputs")
 
     def __init__(self, connection: Connection, annotator: str | None = None):
         self._c = connection

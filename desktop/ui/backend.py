@@ -157,7 +157,7 @@ class Backend:
     def load(self, item_id: str, status: str | None = None) -> ItemState:
         me = self.annotator
         # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
-        mine = self.store.own_view(item_id, me)
+        mine = self.store.reads.own_view(item_id, me)
         if mine.row_version is None:
             from desktop.domain.errors import StoreError
             raise StoreError(f"unknown item {item_id!r}")

@@ -227,7 +227,7 @@ class QueueControl:
         store = self.review.backend.store
 
         def marks(rowids):
-            return store.scored_rowids(rowids, model_id)
+            return store.model_outputs.scored_rowids(rowids, model_id)
         return marks
 
     @property

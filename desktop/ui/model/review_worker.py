@@ -73,7 +73,7 @@ class WorkerWiring:
             store = backend.open_again(read=True) if own else shared
             try:
                 passages: dict[str, Passage] = {}
-                ids = store.predicted_items(with_evidence=True)
+                ids = store.model_outputs.predicted_items(with_evidence=True)
                 for k in range(0, len(ids), 500):
                     for q in store.questions(ids[k:k + 500], annotator=me):
                         if q.passage_id not in passages:

@@ -326,7 +326,7 @@ class ScoringWorker(QObject):
                 payload = stages.explain(model, t.question, cancel)
                 ok = payload is not None or not cancel()
                 if payload is not None and self.writable and self._store is not None:
-                    self._store.add_explanations([payload.to_json()])
+                    self._store.model_outputs.add_explanations([payload.to_json()])
         except Exception as exc:  # noqa: BLE001 - said in the panel; the queue goes on
             with self._cond:
                 self.queue.failed.add(t.item_id)
