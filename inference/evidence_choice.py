@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 OPTION_ONLY = "most-similar-sentence"
@@ -87,29 +88,43 @@ class EvidenceChoice:
     method: str
 
 
+@lru_cache(maxsize=16384)
+def _scored_tokens(text: str) -> tuple[str, ...]:
+    """The scorer's tokens of one sentence or clue.  Cached because a passage is indexed once per
+    question that asks about it (RACE: about four), twice when the attention is mixed in, and the
+    word tokenizer is most of the cost of the evidence on a small reader; a tuple, so no caller
+    can change what the next one reads."""
+    from desktop.domain.expmrc_metric import tokens
+
+    return tuple(tokens(text))
+
+
 class SentenceIndex:
     """Sentences and their scored tokens for a set of passages, with document frequencies."""
 
     def __init__(self, passages: Sequence[str]):
         from inference.evidence import sentences
 
-        from desktop.domain.expmrc_metric import tokens
-
-        self._tokens = tokens
         self.sentences: dict[str, list[tuple[int, int, list[str]]]] = {}
         df: Counter = Counter()
         for text in passages:
             if text in self.sentences:
                 continue
-            sents = [(a, b, tokens(text[a:b])) for a, b in sentences(text)]
+            sents = [(a, b, list(_scored_tokens(text[a:b]))) for a, b in sentences(text)]
             self.sentences[text] = sents
             for _, _, toks in sents:
                 df.update(set(toks))
         self.n = sum(len(v) for v in self.sentences.values())
         self.df = df
+        self._idf: dict[str, float] = {}
 
     def idf(self, token: str) -> float:
-        return math.log((self.n + 1) / (self.df.get(token, 0) + 0.5))
+        # memoised: the F-beta of every sentence against every clue asks for the same few tokens
+        # again and again (over a million calls for one ExpMRC file)
+        got = self._idf.get(token)
+        if got is None:
+            got = self._idf[token] = math.log((self.n + 1) / (self.df.get(token, 0) + 0.5))
+        return got
 
     def of(self, passage: str):
         if passage not in self.sentences:  # a passage not indexed up front: index it alone
@@ -117,7 +132,7 @@ class SentenceIndex:
         return self.sentences[passage]
 
     def tokens(self, text: str) -> list[str]:
-        return self._tokens(text)
+        return list(_scored_tokens(text))
 
 
 def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA) -> float:
