@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from desktop.domain.errors import McqLensError
+from desktop.ui.kit.read_only import read_only_notice  # noqa: F401 - where tests and callers found it
 
 
 def settings() -> QSettings:
@@ -121,20 +122,3 @@ def shut_down(window) -> None:
     review = getattr(window, "model_review", None)
     if review is not None:
         review.stop(timeout=60)  # loading a model takes seconds; never hang on exit
-
-
-def read_only_notice(window, reason: str | None) -> str:
-    """Say in the window that it only reads: a banner above the passage, a mark in the
-    status bar and the title.  Edits are still tried and refused by the store, each with
-    its "Not saved: read-only: ..." line."""
-    from PySide6.QtWidgets import QLabel
-
-    text = "read-only: opened for reading" + (f" ({reason})" if reason and reason != "opened for reading" else "") \
-        + "; edits cannot be saved"
-    window.banner.warn(text)
-    label = QLabel("<b style='color:#B00020'>read-only</b>")
-    label.setToolTip(text)
-    window.statusBar().addPermanentWidget(label)
-    window.setWindowTitle(f"{window.windowTitle()} (read-only)")
-    window.read_only_text = text
-    return text

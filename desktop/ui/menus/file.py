@@ -25,6 +25,7 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.app.imports import read_file
 from desktop.ui.dialogs.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
+from desktop.ui.kit.read_only import read_only_notice
 from desktop.ui.kit.workers import Runner
 from desktop.ui.menus.actions import menu_action
 
@@ -138,7 +139,6 @@ class FileMenu:
                                    model_dir=self.window.model_menu.model_dir())
         window.owns_backend = True
         if backend.read_only:
-            from desktop.ui.app import read_only_notice
             read_only_notice(window, backend.read_only_reason)
         window.resize(self.window.size())
         window.move(self.window.pos())
