@@ -9,15 +9,16 @@ python3 -m torch.distributed.run --standalone --nproc_per_node 4 -m models.train
   --schedule-seconds ${1:-240} --stop-after ${2:-260} --init-from build/run/final/model > build/ship/train2.log 2>&1
 python3 - <<'PY'
 from pathlib import Path; import json
-from models.shipping import gpu_ship
-from models.training import checkpoint
 from models.export import mpnet_int8, mpnet_onnx
+from models.shipping.gpu_ship_export import write_model_dir
+from models.shipping.gpu_ship_steps import RESULTS
+from models.training import checkpoint
 final = Path("build/run2/final/model")
 model = checkpoint.load(final).float().eval()
 cfg = json.loads((final / "config.json").read_text())
 q = mpnet_int8.quantize(mpnet_onnx.build(mpnet_onnx.state_arrays(model), cfg, cfg.get("pooling", "mean")), "weights")
-gpu_ship.MODEL_DIR = gpu_ship.RESULTS / "model2"
-gpu_ship.write_model_dir({"recipe": "weights", "alpha": None, "graph": q}, final, cfg)
-import shutil; shutil.copy("build/run2/final/metrics.json", gpu_ship.RESULTS / "model2" / "train_metrics2.json")
-print(sorted((p.name, p.stat().st_size) for p in gpu_ship.MODEL_DIR.iterdir()))
+model_dir = RESULTS / "model2"
+write_model_dir({"recipe": "weights", "alpha": None, "graph": q}, final, cfg, model_dir)
+import shutil; shutil.copy("build/run2/final/metrics.json", model_dir / "train_metrics2.json")
+print(sorted((p.name, p.stat().st_size) for p in model_dir.iterdir()))
 PY
