@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 from models.evaluation.summary import summarise
+from models.training import checkpoint
+from models.training.data import read_jsonl
+from models.training.encoding import encode_all, load_tokenizer
+from models.training.train_model import predict
 
 
 def main(argv=None) -> int:
@@ -26,11 +30,6 @@ def main(argv=None) -> int:
     ap.add_argument("--max-tokens", type=int, default=64 * 4 * 512)
     args = ap.parse_args(argv)
     import torch
-
-    from models.training import checkpoint
-    from models.training.data import read_jsonl
-    from models.training.encoding import encode_all, load_tokenizer
-    from models.training.train_model import predict
 
     run = Path(args.run)
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")

@@ -24,7 +24,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
+import inference
 from desktop.domain import expmrc_metric
+from inference import formatting
+from inference.evidence_occlusion import sentence_effects
 from models.evaluation import evidence as E
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,9 +139,6 @@ def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: P
     (the union of each setting's `occlusion_candidates`): on two CPU cores the reader takes
     about a third of a second per sentence, and most sentences of a passage are never a
     candidate."""
-    import inference
-    from inference.evidence_occlusion import sentence_effects
-
     settings = [st for st in (settings or grid()) if st.occlusion_weight > 0]
     got: dict = {}
     if cache and cache.is_file():
@@ -145,8 +147,6 @@ def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: P
     todo = [q for q in questions(dataset) if q["id"] not in got]
     if todo:
         model = inference.load_model(model_dir, device="cpu")
-        from inference import formatting
-
         for n, q in enumerate(todo, 1):
             index = index_of(q["passage"])
             sents = index.of(q["passage"])
@@ -175,7 +175,6 @@ def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: P
 
 def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[float]]:
     """The standard format's probabilities for every question."""
-    import inference
     from desktop.formats import expmrc
 
     ds = expmrc.read(dataset_path)
@@ -216,8 +215,6 @@ def signal_table(items: Sequence[dict], signals: dict, settings: Sequence[E.Sett
                  temperature: float = 1.0) -> dict:
     """Every setting's per-question evidence F1 from the reader's stored signals (the similarity
     computed once per question and (β, reader's weight), then blended as `inference.score` blends)."""
-    import numpy as np
-
     index_of = _index_of()
     table = {st: [] for st in settings}
     for q in items:

@@ -24,6 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
+import inference
+from inference import cpu_recipes
+from inference import evidence_choice as E
+from inference import formatting, one_sequence, option_attention
+from inference.card import files_directory
+from inference.evidence_occlusion import sentence_effects_one
+from models.evaluation.evidence_cv import DATASET, questions
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,9 +39,6 @@ def study_runner(model):
     """The model's CPU graph with every layer's option attention as an output (`att<l>`)."""
     import onnx
     import onnxruntime as ort
-
-    from inference import cpu_recipes, option_attention
-    from inference.card import files_directory
 
     path = files_directory(model.directory, model.card) / model.card.files["int8"]
     graph = cpu_recipes.derive(onnx.load(str(path)), model.runner.recipe or "fp32")
@@ -46,12 +51,6 @@ def study_runner(model):
 
 
 def compute(dataset: dict, model_dir: Path, out: Path, top: int = 3) -> dict:
-    import inference
-    from inference import evidence_choice as E
-    from inference import formatting, one_sequence
-    from inference.evidence_occlusion import sentence_effects_one
-    from models.evaluation.evidence_cv import questions
-
     got = json.loads(out.read_text()) if out.is_file() else {}
     model = inference.load_model(model_dir, device="cpu")
     if not model.one_sequence:
@@ -89,8 +88,6 @@ def compute(dataset: dict, model_dir: Path, out: Path, top: int = 3) -> dict:
 
 
 def main(argv=None) -> int:
-    from models.evaluation.evidence_cv import DATASET
-
     ap = argparse.ArgumentParser(prog="python -m models.evaluation.evidence_signals", description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", type=Path, default=DATASET)
     ap.add_argument("--model", type=Path, default=ROOT / "models" / "default")

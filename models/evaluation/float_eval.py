@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from models.training.data import read_jsonl
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m models.evaluation.float_eval", description=__doc__.split("\n")[0])
@@ -31,7 +33,6 @@ def main(argv=None) -> int:
     from inference.card import files_directory, load_card
     from models.evaluation.product_eval import SETS
     from models.export.mpnet_onnx import state_from_graph
-    from models.training.data import read_jsonl
     from models.training.distill import predict
     from models.training.one_sequence_data import encode
     from models.training.one_sequence_reader import mpnet_student

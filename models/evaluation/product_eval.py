@@ -20,6 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+import inference
+from inference.formatting import encode_questions
+from inference.one_sequence import encode
+from models.evaluation.summary import summarise
+from models.training.data import read_jsonl
+
 SETS = {"race-test": lambda r: r["source"] == "race" and r["role"] == "eval",
         "race-dev": lambda r: r["role"] == "dev",
         "expmrc": lambda r: r["source"] == "expmrc",
@@ -29,11 +35,7 @@ SETS = {"race-test": lambda r: r["source"] == "race" and r["role"] == "eval",
 
 
 def score_records(model, records: list[dict], fmt: str, tokens_per_batch: int) -> list[list[float]]:
-    from inference.formatting import encode_questions
-
     if getattr(model, "one_sequence", False):  # one sequence per question: the runner's own path
-        from inference.one_sequence import encode
-
         out = []
         for r in records:
             z = model.runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
@@ -71,10 +73,6 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--every", type=int, default=1, help="every k-th record of each set (a quick look)")
     args = ap.parse_args(argv)
-    import inference
-    from models.evaluation.summary import summarise
-    from models.training.data import read_jsonl
-
     model = inference.load_model(args.model, device=args.device)
     budget = inference.GPU_TOKENS_PER_BATCH if model.runner.on_gpu else 16 * 4 * 512
     records = read_jsonl(args.data)

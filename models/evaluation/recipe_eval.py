@@ -18,17 +18,18 @@ import json
 import os
 import sys
 import time
+from multiprocessing import get_context
 from pathlib import Path
 
+import inference
+from inference.one_sequence import encode
 from models.evaluation.product_eval import SETS
+from models.training.data import read_jsonl
 
 
 def _score_shard(job) -> list[dict]:
     model_dir, recipe, length, records = job
     os.environ["MCQLENS_CPU_RECIPE"] = recipe
-    import inference
-    from inference.one_sequence import encode
-
     model = inference.load_model(model_dir, device="cpu", threads=1)
     model.card.max_length = length
     out = []
@@ -51,10 +52,6 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--shard", type=int, default=100, help="records per job")
     args = ap.parse_args(argv)
-    from multiprocessing import get_context
-
-    from models.training.data import read_jsonl
-
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     records = read_jsonl(args.data)

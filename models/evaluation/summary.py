@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from inference.metrics import entropy_bits, expected_calibration_error, fit_temperature, softmax
+
 SETS = ("race-test-high", "race-test-middle", "race-test", "expmrc", "embrace", "dream", "quail")
 N_SHORTCUT_MAX = 2.0
 
@@ -52,14 +54,10 @@ def logit_arrays(rows: list[dict]):
 
 
 def _probs(z: np.ndarray, t: float) -> np.ndarray:
-    from inference.metrics import softmax
-
     return softmax(z, t)
 
 
 def summarise(dev_rows: list[dict], eval_rows: list[dict]) -> dict:
-    from inference.metrics import entropy_bits, expected_calibration_error, fit_temperature
-
     out: dict = {"formats": {}}
     formats = sorted({r["format"] for r in eval_rows})
     for fmt in formats:

@@ -6,10 +6,15 @@ the product's own runtime (`inference.load_model`) on the evaluation sets.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 from pathlib import Path
 
 import numpy as np
+
+from inference import load_model
+from inference.formatting import encode_questions, load_tokenizer
+from inference.unpadded import unpadded_logits
 
 _STATE: dict = {}
 
@@ -18,15 +23,10 @@ def _init(kind: str, path: str, tokenizer: str, max_length: int):
     os.environ["MCQLENS_THREADS"] = "1"
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if kind == "dir":  # the product's runtime over a model directory
-        from inference import load_model
-
         model = load_model(path, device="cpu", threads=1)
         _STATE.update(run=model.runner.logits, tokenizer=model.tokenizer, max_length=model.card.max_length)
         return
     import onnxruntime as ort
-
-    from inference.formatting import load_tokenizer
-    from inference.unpadded import unpadded_logits
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
@@ -38,8 +38,6 @@ def _init(kind: str, path: str, tokenizer: str, max_length: int):
 
 
 def _score(task):
-    from inference.formatting import encode_questions
-
     fmt, questions = task
     enc = encode_questions(_STATE["tokenizer"], questions, fmt, _STATE["max_length"])
     z = np.asarray(_STATE["run"](enc), dtype=np.float64)
@@ -50,8 +48,6 @@ def logits(kind: str, path: str | Path, records: list[dict], formats: list[str],
            tokenizer: str | Path = "", max_length: int = 512, chunk: int = 4) -> dict[tuple[str, str], list]:
     """{(record id, format): logits} of `records` scored by a graph file (kind "graph") or a
     model directory through `inference.load_model` (kind "dir"), `processes` at a time."""
-    import multiprocessing as mp
-
     tasks, keys = [], []
     for fmt in formats:
         for i in range(0, len(records), chunk):

@@ -23,6 +23,10 @@ import json
 
 import numpy as np
 
+from inference.cpu_graph import set_meta
+from inference.int8_weights import ROWS_META
+from inference.one_sequence import FORMATS, encode
+
 RECIPE = "int8-rows"
 RATIO = 6.0
 MOST = 8
@@ -41,9 +45,6 @@ def store(fp32_model, channels: dict[str, np.ndarray], skip: tuple[str, ...] = (
     """The stored graph (ModelProto) of an fp32 graph built by `models.export.mpnet_onnx.build`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-
-    from inference.cpu_graph import set_meta
-    from inference.int8_weights import ROWS_META
 
     model = onnx.ModelProto.FromString(fp32_model.SerializeToString())
     g = model.graph
@@ -110,8 +111,6 @@ def store(fp32_model, channels: dict[str, np.ndarray], skip: tuple[str, ...] = (
 
 def calibration_feeds(tokenizer, records: list[dict], max_length: int = 512) -> list[dict]:
     """One feeds dict per question and format (unpadded, as the CPU runtime feeds them)."""
-    from inference.one_sequence import FORMATS, encode
-
     feeds = []
     for fmt in FORMATS:
         for r in records:

@@ -17,9 +17,12 @@ calibration statistics they need (`activation_absmax`, `outlier_channels`).
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from inference.cpu_graph import set_meta
 
 RECIPES = ("full", "smooth", "keep-ffn-out", "weights")
 
@@ -40,8 +43,6 @@ def smooth_factors(act_absmax: dict[int, np.ndarray], state: dict[str, np.ndarra
 
 def quantize(fp32_model, recipe: str):
     """The int8 graph of `recipe` (ModelProto) from an fp32 ModelProto built by `build`."""
-    import tempfile
-
     import onnx
 
     if recipe not in RECIPES:
@@ -103,8 +104,6 @@ def weight_only(fp32_model):
 
 
 def _meta(model, key, value):
-    from inference.cpu_graph import set_meta
-
     set_meta(model, key, value)
 
 
@@ -256,8 +255,6 @@ def split_outliers(fp32_model, channels: dict[str, np.ndarray]):
 
 def quantize_split(split_model, recipe_name: str = "outliers"):
     """Dynamic int8 of a `split_outliers` graph: every MatMul but the small float ones."""
-    import tempfile
-
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -21,6 +21,9 @@ import math
 
 import numpy as np
 
+from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, set_meta
+from inference.dequantize import dequantize_model
+
 OPSET = 17
 MS = "com.microsoft"
 MAX_LEN = 512
@@ -192,8 +195,6 @@ def build(state: dict[str, np.ndarray], config: dict, pooling: str = "mean",
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],
                               producer_name="mcqlens.models.mpnet_onnx")
     model.ir_version = 8
-    from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, set_meta
-
     set_meta(model, UNPADDED, "1")
     set_meta(model, "mcqlens.layout", layout)
     set_meta(model, LAYOUT, json.dumps({"version": VERSION, "attention": layers, "skip_layernorm": 0, "kept": [],
@@ -207,8 +208,6 @@ def state_from_graph(model) -> tuple[dict[str, np.ndarray], dict]:
     names of `MultipleChoiceModel` with an MPNet encoder, and the encoder's config: the
     inverse of `build`, so PyTorch can run the very weights a shipped graph holds."""
     from onnx import numpy_helper
-
-    from inference.dequantize import dequantize_model
 
     g = dequantize_model(model).graph
     w = {t.name: numpy_helper.to_array(t) for t in g.initializer}

@@ -23,6 +23,7 @@ Steps (each validated, each failure a typed `ExportError`):
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -32,7 +33,9 @@ import numpy as np
 
 from desktop.domain.errors import ModelError
 from inference.card import ModelCard
+from inference.cpu_graph import DISABLED_OPTIMIZERS, LAYOUT, UNPADDED, to_cpu_layout
 from inference.formatting import CLOZE_RULE, TRUNCATION_RULE, Encoded
+from inference.unpadded import graph_is_unpadded, unpadded_logits
 
 OPSET = 17
 INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
@@ -91,9 +94,6 @@ def onnx_logits(path: str | Path, enc: Encoded, batch: int = 16) -> np.ndarray:
     """[B, O] logits of a graph on the CPU; a graph in the CPU layout gets unpadded sequences."""
     import onnxruntime as ort
 
-    from inference.cpu_graph import DISABLED_OPTIMIZERS
-    from inference.unpadded import graph_is_unpadded, unpadded_logits
-
     try:
         sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"],
                                     disabled_optimizers=DISABLED_OPTIMIZERS)
@@ -139,8 +139,6 @@ def cpu_layout(fp32_path: str | Path, out_path: str | Path) -> dict:
     """The graph in its CPU layout (`inference.cpu_graph`); returns what was rewritten."""
     import onnx
 
-    from inference.cpu_graph import to_cpu_layout
-
     try:
         conv = to_cpu_layout(onnx.load(str(fp32_path)))
         onnx.save(conv.model, str(out_path))
@@ -181,8 +179,6 @@ def _copy_metadata(source: Path, target: str | Path) -> None:
     """The CPU-layout marks (`mcqlens.*` metadata) onto the quantized graph, if it lost them."""
     import onnx
 
-    from inference.cpu_graph import LAYOUT, UNPADDED
-
     marks = {p.key: p.value for p in onnx.load(str(source), load_external_data=False).metadata_props
              if p.key in (LAYOUT, UNPADDED)}
     model = onnx.load(str(target))
@@ -200,11 +196,7 @@ def _copy_metadata(source: Path, target: str | Path) -> None:
 
 def graph_layout(path: str | Path) -> dict | None:
     """What `inference.cpu_graph` rewrote in a graph (its metadata), None for a graph as exported."""
-    import json
-
     import onnx
-
-    from inference.cpu_graph import LAYOUT, UNPADDED
 
     meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
     if LAYOUT not in meta:

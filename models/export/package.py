@@ -13,8 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+
+from models.training import checkpoint
+from models.training.data import DEFAULT_SOURCES, load_records, summary
 
 DEFAULT_NAME = "MiniLM-L6 multiple-choice reader (standard + shortcut)"
 DEFAULT_ID = "mcqlens-minilm-l6-std-sc-v1"
@@ -40,8 +45,6 @@ def package(run: str | Path, out: str | Path, data, n_validation: int = 100, com
     from inference.formatting import load_tokenizer
     from inference.metrics import expected_calibration_error, softmax
     from models.export.onnx_export import write_model_dir
-    from models.training import checkpoint
-    from models.training.data import load_records, summary
     from models.training.predictions import arrays, by_format, fit_temperatures, read_rows
 
     run = Path(run)
@@ -100,9 +103,6 @@ def export_int8(model, tokenizer: Path, out: str | Path, card, validation):
     fewer than 99% of the validation questions, weight-only int8 (`models.export.quantize`),
     validated the same way.  Only the int8 graph is shipped.
     """
-    import shutil
-    import tempfile
-
     from models.export.onnx_export import ExportError, FILES, quantize_int8, validate_int8, write_model_dir
     from models.export.quantize import weight_only_int8
 
@@ -132,8 +132,6 @@ def export_int8(model, tokenizer: Path, out: str | Path, card, validation):
 
 
 def main(argv=None) -> int:
-    from models.training.data import DEFAULT_SOURCES
-
     ap = argparse.ArgumentParser(prog="python -m models.export.package", description=__doc__.split("\n")[0])
     ap.add_argument("--run", required=True, help="output folder of models.training.train")
     ap.add_argument("--out", required=True, help="model directory to write")

@@ -19,10 +19,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from inference import formatting
+import inference
+from inference import formatting, metrics
 from inference.card import ModelCard
-from models.export.onnx_export import write_model_dir
+from models.export.onnx_export import torch_logits, write_model_dir
 from models.training.mc_model import BertConfig, build, default_backbone
 
 DREAM = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "dream"
@@ -47,8 +49,6 @@ def encode(tokenizer, items, fmt):
 
 
 def train(model, tokenizer, items, seconds: float, seed: int = 0, lr: float = 3e-3) -> dict:
-    import torch
-
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -78,10 +78,6 @@ def spread_scores(model, tokenizer, items, target_std: float = 1.0) -> float:
     ~0.01), below int8 rounding noise; a wider spread keeps its outputs informative
     for tests and its int8 argmax stable.  The ranking of options does not change.
     """
-    import torch
-
-    from models.export.onnx_export import torch_logits
-
     enc = encode(tokenizer, items, formatting.SHORTCUT)
     std = float(np.std(torch_logits(model, enc), axis=1).mean())
     factor = target_std / max(std, 1e-6)
@@ -98,9 +94,6 @@ def main(argv=None) -> int:
     ap.add_argument("--train", type=int, default=600)
     ap.add_argument("--dev", type=int, default=300)
     args = ap.parse_args(argv)
-
-    import inference
-    from inference import metrics
 
     tok_path = default_backbone() / "tokenizer.json"
     tokenizer = formatting.load_tokenizer(tok_path)

@@ -19,6 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from inference.formatting import load_tokenizer
+from models.export import external_data, int8_rows, mpnet_onnx
+from models.export.mpnet_int8 import activation_absmax
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {"vocab_size": 30527, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
           "intermediate_size": 64, "max_position_embeddings": 514, "relative_attention_num_buckets": 32,
@@ -29,9 +33,6 @@ MAX_LENGTH = 256
 def build(out: Path, tokenizer: Path, seed: int = 0) -> Path:
     import torch
 
-    from inference.formatting import load_tokenizer
-    from models.export import external_data, int8_rows, mpnet_onnx
-    from models.export.mpnet_int8 import activation_absmax
     from models.training.mpnet import MPNetConfig, MPNetEncoder
     from models.training.one_sequence_reader import OneSequenceReader
 

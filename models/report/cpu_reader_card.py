@@ -21,6 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from inference.formatting import TRUNCATION_RULE
+from models.evaluation.summary import summarise
+from models.export import int8_rows
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
 AGREE_MIN = 0.993
@@ -49,8 +53,6 @@ def agreement(a: list[dict], b: list[dict]) -> dict:
 
 
 def evaluation(run: Path, length: int) -> dict:
-    from models.evaluation.summary import summarise
-
     dev = rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz")
     ev = [r for s in EVAL_SETS for r in rows(run / "eval" / f"float32_{s}_{length}.jsonl.gz")]
     out = summarise(dev, ev)
@@ -98,9 +100,6 @@ def product_rows(run: Path, length: int) -> dict:
 def build(run: Path, models: Path) -> tuple[dict, dict]:
     # the module names on the cards are those the build ran under (models/ was flat then): the cards are
     # part of the shipped model's fingerprint (benchmarks/runs.py), so they stay as the build wrote them
-    from inference.formatting import TRUNCATION_RULE
-    from models.export import int8_rows
-
     m = json.loads((run / "students" / "m12" / "metrics.json").read_text())
     export = json.loads((run / "students" / "m12" / "export.json").read_text())
     env = json.loads((run / "pipeline" / "env.json").read_text())

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
+from inference.card import load_card
+from inference.metrics import effective_options, entropy_bits, softmax
 # the report reads the evaluation's statistics; `wilson` stays importable from here for models.report
 from models.evaluation.summary import logit_arrays, summarise, wilson  # noqa: F401
 from models.report.frontier import frontier
 # the run records' places, importable from here for the report's pages
 from models.report.run_records import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, ROOT, TEACHER_RUN,  # noqa: F401
-                                read_json, read_rows)
+                                       read_json, read_rows)
 
 FORMATS = ("standard", "shortcut")
 NOTATION = {"standard": "C+Q+{O}", "shortcut": "Q+{O}"}
@@ -49,8 +51,6 @@ def check_card_against_rows(card, summary: dict) -> None:
 
 def _items(rows: list[dict], temperature: dict[str, float]) -> dict:
     """Per question (both formats scored): N, MI and whether each format picks the key, calibrated."""
-    from inference.metrics import effective_options, entropy_bits, softmax
-
     by = {f: {r["id"]: r for r in rows if r["format"] == f} for f in FORMATS}
     ids = sorted(set(by["standard"]) & set(by["shortcut"]))
     zs, keys = logit_arrays([by["standard"][i] for i in ids])
@@ -63,8 +63,6 @@ def _items(rows: list[dict], temperature: dict[str, float]) -> dict:
 def compute(model_dir: Path, run_dir: Path) -> dict:
     """Everything docs/models.md shows: the card checked against the float model's rows at the card's
     length, the per-question N and MI, the frontier of the candidates, the recipes, the evidence."""
-    from inference.card import load_card
-
     card = load_card(model_dir)
     length = card.max_length
     ev_dir = run_dir / "eval"

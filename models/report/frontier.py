@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.evaluation.summary import summarise
 from models.report.run_records import DEFAULT_RUN, ROOT, TEACHER_RUN, read_json, read_rows
 
 LAYERS = {"m12": 12, "m6": 6, "m3": 3}
@@ -44,8 +45,6 @@ def _rows_from_npz(path: Path, length: int, run: Path) -> tuple[list[dict], list
 
 
 def _summary(dev: list[dict], ev: list[dict]) -> dict:
-    from models.evaluation.summary import summarise
-
     return summarise(dev, ev)
 
 

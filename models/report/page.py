@@ -9,6 +9,7 @@ import numpy as np
 from models.report.data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, FORMATS, GROUPS, NOTATION, ROOT, SETS,
                                 TEACHER_RUN, read_json, read_rows)
 from models.report.figures import mi_groups
+from models.report.frontier import plot
 
 # Issue 28's "Must hold" lines that the model files and the build's records decide.
 TEACHER_MARGIN = 0.02  # within 2.0 points of the teacher on RACE test in each format
@@ -148,8 +149,6 @@ def _earlier(L: list) -> None:
 
 
 def _frontier(L: list, res: dict, docs: Path) -> None:
-    from models.report.frontier import plot
-
     a = L.append
     rows = res["frontier"]
     a("## The frontier: the candidates measured")

@@ -11,6 +11,7 @@ import shutil
 import time
 
 from models.shipping.cpu_reader_steps import RESULTS, WORK, pack
+from models.training.data import read_jsonl
 
 CALIBRATION_QUESTIONS = 48
 
@@ -23,7 +24,6 @@ def export_student(name: str, device: str = "cuda") -> dict:
     from inference.formatting import load_tokenizer
     from models.export import external_data, int8_rows, mpnet_onnx
     from models.export.mpnet_int8 import activation_absmax
-    from models.training.data import read_jsonl
     from models.training.distill import predict
     from models.training.one_sequence_data import load as load_items
     from models.training.one_sequence_reader import load as load_student, mpnet_student

@@ -44,6 +44,7 @@ from models.shipping.cpu_reader_export import export_student
 from models.shipping.cpu_reader_files import collect, collect_next, prepare_carry
 from models.shipping.cpu_reader_steps import (NCCL_ENV, RESULTS, STASH, WORK, finish, log, mark, pack, parse_plan,
                                               popen, step_env, student_cmd, teacher_files, wait_for)
+from models.shipping.teacher import recover
 
 
 def run(args) -> int:
@@ -64,8 +65,6 @@ def run(args) -> int:
                       str(STASH / "teacher"), "--roles", "train,dev", "-o", str(WORK / "encoded.npz")], "encode_teacher")
         if not done("teacher"):
             folder = teacher_files(args.wait)
-            from models.shipping.teacher import recover
-
             recover(folder, WORK / "teacher")
             mark("teacher")
             log("teacher recovered", s=round(time.time() - t0, 1))

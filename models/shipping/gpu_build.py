@@ -27,6 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from models.shipping.carry import split
+
 TRAIN_ARGS = ["--crossfit", "1", "--formats", "standard,shortcut", "--pooling", "mean", "--lr", "3e-5",
               "--batch-size", "32", "--max-tokens", str(32 * 4 * 512), "--epochs", "1", "--patience", "1",
               "--seed", "1", "--no-progress"]
@@ -74,8 +76,6 @@ def scaling(work: Path, gpus: int) -> dict:
 def collect(work: Path, out: Path, parts_from: int = 0, max_files: int = 8) -> list[str]:
     """Copy what comes back under `out`: the small JSON files and checkpoint parts, at most
     `max_files` files in all; returns the names of the parts left for a later call."""
-    from models.shipping.carry import split
-
     out.mkdir(parents=True, exist_ok=True)
     final = work / "run" / "final"
     small = [p for p in (final / "metrics.json", final / "evaluation.json", work / "scaling.json",

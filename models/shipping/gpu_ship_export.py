@@ -12,7 +12,10 @@ import shutil
 import time
 from pathlib import Path
 
+from models.export import external_data
 from models.shipping.gpu_ship_steps import MODEL_DIR, RESULTS, SHIP, log, mark, pack
+from models.training import checkpoint
+from models.training.data import read_jsonl
 
 AGREE_MIN = 0.993  # on the RACE dev sample; the shipped rule is >= 99% on all of RACE dev
 DEV_SAMPLE_EVERY = 5
@@ -34,8 +37,6 @@ def step_export(processes: int) -> dict:
     from inference.formatting import encode_questions, load_tokenizer
     from inference.unpadded import unpadded_logits
     from models.export import int8_check, mpnet_int8, mpnet_onnx
-    from models.training import checkpoint
-    from models.training.data import read_jsonl
 
     final = Path("build/run/final/model")
     model = checkpoint.load(final).float().eval()
@@ -99,8 +100,6 @@ def step_export(processes: int) -> dict:
 def write_model_dir(chosen: dict, final: Path, cfg: dict, out: Path = MODEL_DIR) -> None:
     """The chosen int8 graph as a model directory (`out`; round 2 writes results/model2), split in
     files < 16 MiB, with the tokenizer and the card."""
-    from models.export import external_data
-
     if out.exists():
         shutil.rmtree(out)
     files = external_data.save_split(chosen["graph"], out, "model.int8.onnx")

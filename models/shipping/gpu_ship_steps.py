@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from models.shipping.carry import join
+from models.training.data import read_jsonl
+
 STASH = Path("build/stash")
 SHIP = Path("build/ship")
 RESULTS = SHIP / "results"
@@ -95,8 +98,6 @@ def step_env() -> None:
 
 def wait_for_weights(max_s: float) -> Path:
     """Join the carried weight parts once all have arrived (checked by their digests)."""
-    from models.shipping.carry import join
-
     manifest = STASH / "parts" / "model.safetensors.manifest.json"
     target = STASH / "mpnet" / "model.safetensors"
     deadline = time.time() + max_s
@@ -153,7 +154,6 @@ def step_int8_eval(processes: int) -> None:
     """The shipped directory through `inference.load_model` on the CPU cores, set by set."""
     from models.evaluation.summary import summarise
     from models.export import int8_check
-    from models.training.data import read_jsonl
 
     records = [r for r in read_jsonl(pack()) if r["role"] in ("dev", "eval")]
     rows = []
@@ -203,8 +203,6 @@ def step_throughput(gpus: int) -> None:
 def step_ortgpu(out: Path) -> None:
     """The shipped files on the GPU through onnxruntime-gpu (carried as an xz tarball in parts):
     batch throughput against PyTorch bf16 and the None-of-the-above grid, run records to `out`."""
-    from models.shipping.carry import join
-
     site = Path("/tmp/site")
     if not (site / "onnxruntime").is_dir():
         manifest = STASH / "ortgpu" / "ortgpu.tar.xz.manifest.json"

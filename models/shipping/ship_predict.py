@@ -23,6 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
+from models.evaluation.summary import summarise
+from models.training import checkpoint, encoded_cache
+from models.training.data import read_jsonl
+from models.training.distributed import Dist
+from models.training.encoding import collate, encode_all, load_tokenizer
+from models.training.train_model import predict
+
 CALIBRATION_QUESTIONS = 256
 
 
@@ -37,13 +44,6 @@ def main(argv=None) -> int:
                     help="only the bf16 logits of RACE train and dev (a distillation's targets)")
     args = ap.parse_args(argv)
     import torch
-
-    from models.evaluation.summary import summarise
-    from models.training import checkpoint, encoded_cache
-    from models.training.data import read_jsonl
-    from models.training.distributed import Dist
-    from models.training.encoding import encode_all, load_tokenizer
-    from models.training.train_model import predict
 
     dist_ = Dist(torch)
     device = dist_.start("cuda" if torch.cuda.is_available() else "cpu")
@@ -108,8 +108,6 @@ def main(argv=None) -> int:
 
 def calibration(model, items, torch, device) -> dict[int, np.ndarray]:
     """Largest |input| per channel of every FFN down-projection, over the real tokens only."""
-    from models.training.encoding import collate
-
     layers = model.encoder.encoder.layer
     absmax = {i: None for i in range(len(layers))}
     state = {"mask": None}

@@ -16,6 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from models.training import checkpoint
+
 
 def recover(model_dir: str | Path, out: str | Path) -> Path:
     import numpy as np
@@ -36,7 +38,6 @@ def recover(model_dir: str | Path, out: str | Path) -> Path:
     # the per-alternative reader as models.training.checkpoint writes it (ship_predict reads it)
     import torch
 
-    from models.training import checkpoint
     from models.training.mc_model import MultipleChoiceModel
     from models.training.mpnet import MPNetConfig, MPNetEncoder
 

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gzip
 import hashlib
 import json
+import lzma
 import sys
 from pathlib import Path
 from typing import Iterable
+
+from desktop.domain import nota
 
 TRAIN, DEV, CROSSFIT = "train", "dev", "crossfit"
 # Sources whose items are RACE questions: in-domain for the product's users.
@@ -102,12 +106,8 @@ def load_datasets(paths: Iterable[str]):
 def _open(path, mode):
     # Packed files travel to GPU machines with a size limit: .gz keeps them small.
     if str(path).endswith(".gz"):
-        import gzip
-
         return gzip.open(path, mode + "t", encoding="utf-8")
     if str(path).endswith(".xz"):  # a third smaller than .gz for the RACE pack (20 vs 29 MB)
-        import lzma
-
         return lzma.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
@@ -130,8 +130,6 @@ def with_nota(datasets, c: float, seed: int | str = 0):
     Passages whose questions already have an unanswerable alternative (QuAIL's "not
     enough information") keep them as they are: the transform needs answerable items.
     """
-    from desktop.domain import nota
-
     out = []
     for ds in datasets:
         eligible = [p for p in ds.passages if not any(q.unanswerable_alternatives for q in p.questions)]

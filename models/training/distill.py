@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.training.distributed import Dist
 from models.training.one_sequence_data import Item, batches, load, permuted
 
 PROBE_STEPS = 30
@@ -125,8 +126,6 @@ def build_student(args, torch):
 def run(args) -> dict:
     import torch
     import torch.nn.functional as F
-
-    from models.training.distributed import Dist
 
     dist_ = Dist(torch)
     torch.manual_seed(args.seed)

@@ -3,6 +3,7 @@ launch, its share of the batches, rank 0's decisions broadcast, and a digest of 
 weights the ranks must end with."""
 from __future__ import annotations
 
+import hashlib
 import os
 
 
@@ -69,8 +70,6 @@ class Dist:
 
 def weights_digest(model) -> str:
     """A digest of the parameters (the ranks of a DDP run must end with the same one)."""
-    import hashlib
-
     h = hashlib.sha256()
     for k, v in sorted(model.state_dict().items()):
         h.update(k.encode())

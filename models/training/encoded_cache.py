@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from models.training.data import read_jsonl
 from models.training.encoding import Encoded, encode_all, load_tokenizer
 
 CHUNK = 512  # records per task: a passage's questions sit together in the pack, so its text is tokenized once
@@ -46,8 +48,6 @@ def encode_records(backbone: str, records: list[dict], formats: list[str], max_l
     tasks = [(backbone, records[i:i + CHUNK], [f], max_length) for f in formats
              for i in range(0, len(records), CHUNK)]
     if processes > 1 and len(tasks) > 1:
-        import multiprocessing as mp
-
         with mp.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_encode_chunk, tasks, chunksize=1)
     else:
@@ -116,8 +116,6 @@ def main(argv=None) -> int:
     ap.add_argument("--max-length", type=int, default=512)
     ap.add_argument("-o", "--out", required=True)
     args = ap.parse_args(argv)
-    from models.training.data import read_jsonl
-
     roles = args.roles.split(",")
     records = [r for r in read_jsonl(args.data) if r["role"] in roles]
     items = encode_records(args.backbone, records, args.formats.split(","), args.max_length)

@@ -4,6 +4,7 @@ collated on a helper thread ahead of the GPU."""
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 def load_tokenizer(backbone: str):
@@ -109,8 +110,6 @@ def collate(items: list[Encoded], idx: list[int], torch, pad_id: int = 0, cls_se
 def prefetched(items, batch_list, torch, device, ahead: int = 3):
     """(index list, tensors on `device`) per batch, collated on a helper thread `ahead` batches
     early so the GPU does not wait for Python (pinned memory, asynchronous copies)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     cuda = str(device).startswith("cuda")
 
     def make(idx):

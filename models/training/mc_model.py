@@ -18,6 +18,7 @@ RoBERTa's single type would reject the second segment's 1s.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from dataclasses import asdict, dataclass
@@ -26,6 +27,8 @@ from pathlib import Path
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from models.training.mpnet import load_pretrained
 
 
 @dataclass
@@ -171,8 +174,6 @@ class HFEncoder(nn.Module):
         super().__init__()
         self.model = model
         self.config = model.config
-        import inspect
-
         takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
         self.uses_token_types = takes_types and int(getattr(model.config, "type_vocab_size", 0) or 0) > 1
 
@@ -219,8 +220,6 @@ def load_encoder(path: str | Path):
     builder); any other encoder as `HFEncoder`."""
     kind = model_type(path)
     if kind == "mpnet":
-        from models.training.mpnet import load_pretrained
-
         return load_pretrained(path)
     return load_bert(path) if kind == "bert" else HFEncoder.from_pretrained(path)
 

@@ -16,11 +16,14 @@ import os
 import random
 import sys
 from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
-from inference.one_sequence import FORMATS, Sequence1
+from inference.formatting import load_tokenizer
+from inference.one_sequence import FORMATS, Sequence1, tokenize
+from models.training.data import read_jsonl
 
 
 @dataclass
@@ -38,9 +41,6 @@ class Item:
 
 def _encode_chunk(args):
     tokenizer_path, chunk, fmt, max_length = args
-    from inference.formatting import load_tokenizer
-    from inference.one_sequence import tokenize
-
     tok = load_tokenizer(tokenizer_path)
     seqs = tokenize(tok, [(r["passage"], r["stem"], r["alternatives"]) for r in chunk], fmt, max_length)
     return [(r["id"], fmt, r["role"], -1 if r.get("key") is None else int(r["key"]), s.ids, s.option_ids,
@@ -52,8 +52,6 @@ def encode(records: list[dict], tokenizer_path: str, formats=FORMATS, max_length
     jobs = [(str(tokenizer_path), records[i:i + chunk], fmt, max_length)
             for fmt in formats for i in range(0, len(records), chunk)]
     if processes > 1:
-        from multiprocessing import get_context
-
         with get_context("spawn").Pool(processes) as pool:
             parts = pool.map(_encode_chunk, jobs)
     else:
@@ -132,8 +130,6 @@ def main(argv=None) -> int:
     ap.add_argument("--max-length", type=int, default=512)
     ap.add_argument("--processes", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     args = ap.parse_args(argv)
-    from models.training.data import read_jsonl
-
     roles = set(args.roles.split(","))
     records = [r for r in read_jsonl(args.pack) if r["role"] in roles and r.get("alternatives")]
     items = encode(records, args.tokenizer, FORMATS, args.max_length, args.processes)

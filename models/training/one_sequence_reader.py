@@ -11,9 +11,14 @@ student starts from the MPNet reader's weights (`from_teacher`, a choice of its 
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import torch
 from torch import nn
+
+from models.training.mpnet import MPNetConfig, MPNetEncoder
 
 
 class OneSequenceReader(nn.Module):
@@ -41,8 +46,6 @@ class OneSequenceReader(nn.Module):
 def mpnet_student(state: dict, config: dict, layers: list[int] | None = None) -> OneSequenceReader:
     """A reader whose encoder takes `layers` (indices into the teacher's) of an MPNet reader's
     float weights (`models.export.mpnet_onnx.state_from_graph`), with its embeddings and scorer."""
-    from models.training.mpnet import MPNetConfig, MPNetEncoder
-
     teacher_layers = int(config["num_hidden_layers"])
     layers = list(range(teacher_layers)) if layers is None else list(layers)
     cfg = MPNetConfig.from_dict({**config, "num_hidden_layers": len(layers)})
@@ -74,9 +77,6 @@ def spread(teacher_layers: int, keep: int) -> list[int]:
 
 def save(model: OneSequenceReader, out_dir, extra: dict | None = None):
     """config.json + model.safetensors (fp32: this file stays on the training machine)."""
-    import json
-    from pathlib import Path
-
     from safetensors.torch import save_file
 
     out = Path(out_dir)
@@ -89,12 +89,7 @@ def save(model: OneSequenceReader, out_dir, extra: dict | None = None):
 
 
 def load(directory) -> OneSequenceReader:
-    import json
-    from pathlib import Path
-
     from safetensors.torch import load_file
-
-    from models.training.mpnet import MPNetConfig, MPNetEncoder
 
     directory = Path(directory)
     cfg = json.loads((directory / "config.json").read_text())

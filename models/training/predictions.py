@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from inference.metrics import fit_temperature
+
 
 def read_rows(path: str | Path, part: str | None = None) -> list[dict]:
     rows = []
@@ -40,8 +42,6 @@ def by_format(rows: list[dict]) -> dict[str, list[dict]]:
 
 def fit_temperatures(rows: list[dict], formats) -> dict[str, float]:
     """One temperature per format by the seed's rule (accuracy = mean maximum probability)."""
-    from inference.metrics import fit_temperature
-
     out = {}
     for fmt, fr in by_format(rows).items():
         if fmt in formats:

@@ -18,12 +18,13 @@ import json
 import sys
 from pathlib import Path
 
+from models.training import dedup
+from models.training.data import load_datasets, passage_group, records_from_datasets, write_jsonl
+
 EVAL = "eval"
 
 
 def race_records(passages, role: str, source: str = "race") -> list[dict]:
-    from models.training.data import passage_group
-
     out = []
     for p in passages:
         group = passage_group(p.article)
@@ -36,8 +37,6 @@ def race_records(passages, role: str, source: str = "race") -> list[dict]:
 
 def eval_records(data: Path) -> list[dict]:
     """ExpMRC, EMBRACE, DREAM dev and QuAIL dev as evaluation records (their own readers)."""
-    from models.training.data import load_datasets, records_from_datasets
-
     files = [data / "expmrc" / "expmrc-race-dev.json", data / "embrace" / "embrace_green.jsonl",
              data / "embrace" / "embrace_yellow.jsonl", data / "dream" / "dev.json",
              data / "quail" / "quail_1.3_dev.xml"]
@@ -49,8 +48,6 @@ def eval_records(data: Path) -> list[dict]:
 
 def pack(data: str | Path) -> tuple[list[dict], dict]:
     """(records, counts) of the build's data."""
-    from models.training import dedup
-
     data = Path(data)
     splits = dedup.training_splits(data)
     test = dedup.read_race(data / "race", "test")
@@ -69,8 +66,6 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "data"))
     args = ap.parse_args(argv)
-    from models.training.data import write_jsonl
-
     records, counts = pack(args.data)
     write_jsonl(records, args.out)
     print(json.dumps(counts, indent=1), file=sys.stderr)

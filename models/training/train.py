@@ -43,6 +43,8 @@ import sys
 import time
 from pathlib import Path
 
+from desktop.domain.errors import McqLensError, ModelError
+from models.training.data import DEFAULT_SOURCES, load_records
 from models.training.train_run import run_one
 
 FORMATS = ("standard", "shortcut", "options", "options_context")
@@ -104,12 +106,8 @@ def build_parser(ap: argparse.ArgumentParser | None = None) -> argparse.Argument
 
 
 def run(args) -> dict:
-    from models.training.data import DEFAULT_SOURCES, load_records
-
     for f in args.formats.split(",") + (args.eval_formats.split(",") if args.eval_formats else []):
         if f not in FORMATS:
-            from desktop.domain.errors import McqLensError
-
             raise McqLensError(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
     records = load_records(args.data or DEFAULT_SOURCES, nota=args.nota, nota_seed=args.nota_seed)
     out = Path(args.out)
@@ -118,8 +116,6 @@ def run(args) -> dict:
         return run_one(args, records, None if args.fold == "final" else int(args.fold))
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: one run, all ranks together
         if args.crossfit > 1 or args.jobs > 1:
-            from desktop.domain.errors import McqLensError
-
             raise McqLensError("under torchrun, train one run (--crossfit 1 --jobs 1); the ranks share it")
         log = run_one(args, records, None)
         return merge(out, ["final"], args) if log else {}
@@ -153,8 +149,6 @@ def _run_parallel(args, runs):
                 if p.returncode:
                     failed.append(r)
     if failed:
-        from desktop.domain.errors import ModelError
-
         raise ModelError(f"training runs failed: {', '.join(failed)}; see {args.out}/log_*.txt")
 
 

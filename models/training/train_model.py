@@ -3,7 +3,9 @@ its forward with the option mask, `predict` (split over the ranks under torchrun
 accuracy per format."""
 from __future__ import annotations
 
+import contextlib
 import random
+from types import MethodType
 
 from models.training.encoding import batches, prefetched
 
@@ -23,8 +25,6 @@ def use_fused_attention(model, torch):
     fit on one GPU.  Only the training-time forward changes; the module (and so the
     weights and the exported graph) stays the classic one `models.export.onnx_export` expects.
     """
-    import types
-
     from models.training.mc_model import BertSelfAttention
 
     def forward(self, x, additive_mask):
@@ -37,7 +37,7 @@ def use_fused_attention(model, torch):
 
     for m in model.modules():
         if isinstance(m, BertSelfAttention):
-            m.forward = types.MethodType(forward, m)
+            m.forward = MethodType(forward, m)
     return model
 
 
@@ -85,8 +85,6 @@ def predict(model, items, torch, device, max_tokens, progress=False, dist_=None,
 def autocast(torch, device, bf16=True):
     if bf16 and str(device).startswith("cuda"):
         return torch.autocast("cuda", dtype=torch.bfloat16)
-    import contextlib
-
     return contextlib.nullcontext()
 
 

@@ -10,11 +10,12 @@ import random
 import time
 from pathlib import Path
 
+from models.training import checkpoint
 from models.training.distributed import Dist, weights_digest
 from models.training.encoding import batches, encode_all, load_tokenizer, prefetched
 from models.training.train_model import accuracy_by_format, autocast, forward, load_model, predict
-from models.training.train_speed import (PEAK_FLOPS, SCHEDULE_PROBE_STEPS, STEADY_AFTER, attention_flops, flops_per_token,
-                                training_record)
+from models.training.train_speed import (PEAK_FLOPS, SCHEDULE_PROBE_STEPS, STEADY_AFTER, attention_flops,
+                                         flops_per_token, training_record)
 
 
 def run_one(args, records: list[dict], fold: int | None) -> dict:
@@ -47,8 +48,6 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
 
     core = load_model(args.backbone, torch, args.seed, args.pooling)
     if getattr(args, "init_from", ""):  # go on from a saved run (models.training.checkpoint), a new schedule
-        from models.training import checkpoint
-
         core.load_state_dict(checkpoint.load(args.init_from).state_dict())
     core = core.to(device)
     model = dist_.wrap(core, device)
@@ -195,8 +194,6 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
                 "heldout_accuracy": accuracy_by_format(held_items, held_logits), "train_s": round(time.time() - t0, 1),
                 "training": training})
     if fold is None and not args.run_name:
-        from models.training import checkpoint
-
         checkpoint.save(model, out_dir / "model", args.backbone,
                         {"max_length": args.max_length, "formats": formats, "training": training})
     (out_dir / "metrics.json").write_text(json.dumps(log, indent=1))
