@@ -28,6 +28,7 @@ import numpy as np
 
 import inference
 from desktop.domain import expmrc_metric
+from desktop.formats import expmrc
 from inference import formatting
 from inference.evidence_occlusion import sentence_effects
 from models.evaluation import evidence as E
@@ -175,8 +176,6 @@ def model_effects(dataset: dict, probs: dict[str, Sequence[float]], model_dir: P
 
 def model_probabilities(dataset_path: Path, model_dir: Path) -> dict[str, list[float]]:
     """The standard format's probabilities for every question."""
-    from desktop.formats import expmrc
-
     ds = expmrc.read(dataset_path)
     passages = {p.id: p for p in ds.passages}
     qs = [q for p in ds.passages for q in p.questions]

@@ -10,6 +10,7 @@ import json
 import shutil
 import time
 
+from models.export import external_data
 from models.shipping.cpu_reader_steps import RESULTS, WORK, pack
 from models.training.data import read_jsonl
 
@@ -22,7 +23,7 @@ def export_student(name: str, device: str = "cuda") -> dict:
     import torch
 
     from inference.formatting import load_tokenizer
-    from models.export import external_data, int8_rows, mpnet_onnx
+    from models.export import int8_rows, mpnet_onnx
     from models.export.mpnet_int8 import activation_absmax
     from models.training.distill import predict
     from models.training.one_sequence_data import load as load_items

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Iterable
 
 from desktop.domain import nota
+from desktop.formats import door
+from desktop.store import Store
 
 TRAIN, DEV, CROSSFIT = "train", "dev", "crossfit"
 # Sources whose items are RACE questions: in-domain for the product's users.
@@ -89,16 +91,12 @@ def load_datasets(paths: Iterable[str]):
     datasets = []
     for path in paths:
         if str(path).endswith((".db", ".sqlite")):
-            from desktop.store import Store
-
             store = Store.open(path, read_only=True)  # reading training data never creates or migrates
             try:
                 datasets.extend(store.load_datasets())
             finally:
                 store.close()
         else:
-            from desktop.formats import door
-
             datasets.extend(door.read(path))  # the door every command reads a user's file through
     return datasets
 

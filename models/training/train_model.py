@@ -7,6 +7,8 @@ import contextlib
 import random
 from types import MethodType
 
+from tqdm import tqdm
+
 from models.training.encoding import batches, prefetched
 
 
@@ -60,8 +62,6 @@ def predict(model, items, torch, device, max_tokens, progress=False, dist_=None,
         bl = bl[dist_.rank::dist_.world]
     it = prefetched(items, bl, torch, device)
     if progress:
-        from tqdm import tqdm
-
         it = tqdm(it, total=len(bl), desc="predict", leave=False)
     with torch.no_grad():
         for idx, (ids, types, mask, opt_mask, _) in it:

@@ -10,6 +10,8 @@ import random
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from models.training import checkpoint
 from models.training.distributed import Dist, weights_digest
 from models.training.encoding import batches, encode_all, load_tokenizer, prefetched
@@ -72,8 +74,6 @@ def run_one(args, records: list[dict], fold: int | None) -> dict:
     train_s, trained_questions, steps_done, stop_now = 0.0, 0, 0, False
     tokens_real, tokens_padded = 0, 0
     t_train0, steady = None, None
-    from tqdm import tqdm
-
     epoch = 0
     while epoch < args.epochs and not stop_now and steps_done < plan["total"]:
         if history and args.stop_after and dist_.from_main(time.time() - t0 > args.stop_after):
