@@ -51,7 +51,7 @@ READER_WEIGHT = 0.5
 
 @dataclass(frozen=True)
 class Settings:
-    """The method's free choices; `models.evidence_cv` picks them by cross-validation."""
+    """The method's free choices; `models.evaluation.evidence_cv` picks them by cross-validation."""
 
     beta: float = BETA  # F-beta of sentence against stem + alternative (> 1 leans to recall)
     short_sentence: int = SHORT_SENTENCE  # a sentence with fewer scored tokens takes a neighbour along
@@ -72,7 +72,7 @@ class Settings:
 
 
 # Chosen by 5-fold cross-validation inside ExpMRC RACE+ dev with the shipped MPNet reader (the
-# setting four of the five folds chose; `python -m models.evidence_cv`, docs/models.md): plain F1
+# setting four of the five folds chose; `python -m models.evaluation.evidence_cv`, docs/models.md): plain F1
 # (β 1), short sentences take a neighbour, the alternatives voted by the reader's probabilities,
 # and a quarter of the score from the reader's own drop without each of the 8 most similar sentences.
 DEFAULT_SETTINGS = Settings(beta=1.0, short_sentence=10, reader_weight=1.0, idf=True, occlusion_weight=0.25,
@@ -148,7 +148,7 @@ def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA
 
 def settings_for(card) -> Settings:
     """The evidence settings a model's card names (`evidence`: chosen for that model by
-    `models.evidence_cv`), else the default."""
+    `models.evaluation.evidence_cv`), else the default."""
     given = (getattr(card, "extra", None) or {}).get("evidence") if card is not None else None
     if not isinstance(given, dict):
         return DEFAULT_SETTINGS
