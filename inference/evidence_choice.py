@@ -32,6 +32,7 @@ no model beyond the reader's probabilities; pure Python + numpy.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -162,8 +163,6 @@ def sentence_attention(sents, offsets: Sequence[tuple[int, int]], weights: Seque
                        pool: str = "sum") -> list[float]:
     """Per sentence (start, end, ...) the attention of the tokens whose first character lies in it,
     summed or averaged; tokens past the reader's cut give nothing."""
-    import bisect
-
     starts = [a for a, _ in offsets]
     out = []
     for a, b, *_ in sents:

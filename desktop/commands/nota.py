@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 from desktop.domain.errors import InputError, McqLensError
 from desktop.domain.words import count
@@ -146,8 +147,6 @@ def make(args) -> int:
 
 
 def evaluate(args) -> int:
-    from pathlib import Path
-
     from desktop.reports import nota_eval, nota_heatmap, nota_labels
     from desktop.reports.nota_scoring import load_models
 

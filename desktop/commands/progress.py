@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 DEFAULT_SECONDS = 5.0
@@ -145,8 +146,6 @@ class Heartbeat:
 
     def __enter__(self) -> "Heartbeat":
         if not self.quiet:
-            import threading
-
             self._stop = threading.Event()
             self._thread = threading.Thread(target=self._beat, name="mcqlens-heartbeat", daemon=True)
             self._thread.start()

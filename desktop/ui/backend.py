@@ -6,6 +6,7 @@ a worker thread is the application's (`desktop.app.facts`, `desktop.app.imports.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -84,8 +85,6 @@ class Backend:
         created.  `create_later` (`mcqlens gui`): a missing database is created when the
         first items are stored in it, so a window opened only to open or create another one
         leaves no file behind.  `create=False` (File → Open): a missing file is an error."""
-        import os
-
         from desktop.store import Store, open_database
         if read_only:
             if not os.path.exists(path):

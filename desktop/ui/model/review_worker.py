@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from pathlib import Path
 
 from desktop.ui.kit import colors
@@ -120,8 +121,6 @@ class WorkerWiring:
         The MPNet reader with its evidence takes 25-45 s for one item on a 2-core CPU without
         VNNI (bench_inference), so the wait is minutes, not the seconds MiniLM needed.
         """
-        import time
-
         from PySide6.QtWidgets import QApplication
         end = time.monotonic() + timeout
         while time.monotonic() < end:
