@@ -14,6 +14,7 @@ from pathlib import Path
 
 from desktop.ui.kit import colors
 from desktop.app import model_scoring as ms
+from desktop.domain.model import Dataset, Passage
 from desktop.ui.model.scoring_worker import ScoringWorker
 
 
@@ -65,7 +66,6 @@ class WorkerWiring:
         """A function for the worker: the items with model evidence (the only ones the tally
         counts), with this annotator's annotations and their passages, read through a connection
         of its own when the database is a file; never the whole bank."""
-        from desktop.domain.model import Dataset, Passage
         backend = self.backend
         path, shared, me = backend.path, backend.store, backend.annotator
 
