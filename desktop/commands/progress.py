@@ -20,6 +20,8 @@ import sys
 import threading
 import time
 
+from tqdm import tqdm
+
 DEFAULT_SECONDS = 5.0
 
 
@@ -65,8 +67,6 @@ class Progress:
             return
         if self._tty:
             if self._bar is None:
-                from tqdm import tqdm
-
                 self._bar = tqdm(total=self.total, unit=self.unit, file=self.stream, desc=self.label or None)
             self._bar.total = self.total
             self._bar.update(step)
