@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from desktop.domain.model import index_of, letter
 from inference import formatting
 
 STEM = "stem"
@@ -46,8 +47,6 @@ EFFECT_DIGITS = 6
 
 def element_name(alternative: int | None) -> str:
     """"stem", or the alternative's letter."""
-    from desktop.domain.model import letter
-
     return STEM if alternative is None else letter(alternative)
 
 
@@ -81,8 +80,6 @@ class Attribution:
 
     @property
     def alternative(self) -> int | None:
-        from desktop.domain.model import index_of
-
         return None if self.element == STEM else index_of(self.element)
 
 

@@ -17,6 +17,7 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import DEFAULT_ANNOTATOR, IMPORTED, Dataset, Passage, Question
 
 from desktop.domain import values
+from desktop.formats import walk
 
 from . import lint_facts, own_files, staged_insert
 from .import_checks import check_id, check_text, validate_question
@@ -54,7 +55,6 @@ def file_sha256(path: str | Path | None, database: str | None = None) -> str | N
     inode, through `os.stat`, which opens nothing."""
     if path is None:
         return None
-    from desktop.formats import walk
 
     p = Path(path)
     h = hashlib.sha256()

@@ -8,6 +8,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from desktop.domain.errors import McqLensError
+from desktop.store import default_annotator
+from desktop.ui.kit.display import problem
 from desktop.ui.kit.read_only import read_only_notice  # noqa: F401 - where tests and callers found it
 
 
@@ -66,13 +68,10 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     """Open the window on `db`; with `screenshot`, render the window to that PNG and exit.
     `model`: the model directory (`mcqlens gui --model`; `inference.catalog.locate_model` decides).
     `allow_network`: write a database on a network file system (None: MCQLENS_ALLOW_NETWORK_DB)."""
-    from desktop.store import default_annotator
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
 
     if QApplication.instance() is None:
-        from desktop.ui.kit.display import problem
-
         why = problem()  # Qt would abort the process: say why, in one line, before it tries
         if why:
             raise McqLensError(why)

@@ -28,6 +28,7 @@ from desktop.ui.dialogs.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
 from desktop.ui.kit.read_only import read_only_notice
 from desktop.ui.kit.workers import Runner
 from desktop.ui.menus.actions import menu_action
+from desktop.ui.menus.demo_data import demo_dataset
 
 PROGRESS_STEPS = 1000  # the import bar's resolution
 IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
@@ -253,7 +254,6 @@ class FileMenu:
             self.window.tell(message)
 
     def load_demo(self) -> None:
-        from desktop.ui.menus.demo_data import demo_dataset
         try:
             result = self.window.backend.import_datasets([demo_dataset()], None)
         except McqLensError as exc:
