@@ -20,29 +20,12 @@ from desktop.domain import values
 
 from . import lint_facts, own_files, staged_insert
 from .import_checks import check_id, check_text, validate_question
+from .json_text import canonical, dumps, fingerprint
 from .rows import ImportResult
 
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-# one encoder each: json.dumps with options builds a new encoder per call, which dominated imports
-_STORED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
-_CANON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, check_circular=False)
-
-
-def dumps(value: Any) -> str:
-    """JSON as stored: key order kept (writers restore files from it), non-ASCII as is."""
-    return _STORED.encode(value)
-
-
-def canonical(value: Any) -> str:
-    return _CANON.encode(value)
-
-
-def fingerprint(value: Any) -> str:
-    return hashlib.sha1(canonical(value).encode("utf-8")).hexdigest()
 
 
 def file_sha256(path: str | Path | None, database: str | None = None) -> str | None:
