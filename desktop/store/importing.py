@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from desktop.domain.model import DEFAULT_ANNOTATOR, Dataset, Passage
 
-from . import imports
+from . import imports, lint_ahead, lint_facts
 from .connection import Connection
 from .history import History
 from .rows import ImportResult
@@ -49,14 +49,15 @@ class Importer:
         results = []
         cache: dict = {}
         tally = _Tally(progress)
-        with self._c.transaction() as conn:
+        ahead = lint_ahead.LintAhead()  # a second process for the lint of a large dataset
+        with ahead, self._c.transaction() as conn:
             for file, datasets in files:
                 datasets = list(datasets)
                 name = str(file) if file is not None else None
                 total = ImportResult(file=name)
                 units = _units(file, datasets, self._c.path)
                 for unit_file, unit_sha, unit in units:
-                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache, tally)
+                    r = self._import_one(conn, unit, annotator, unit_file, unit_sha, cache, tally, ahead)
                     total.add(r)
                 total.already_imported = all(r_ for r_ in total._already) and bool(units)
                 total.sha256 = units[0][1] if len(units) == 1 else None
@@ -70,7 +71,8 @@ class Importer:
         return results
 
     def _import_one(self, conn, datasets: list[Dataset], annotator: str, file, sha: str | None,
-                    cache: dict, tally: "_Tally | None" = None) -> ImportResult:
+                    cache: dict, tally: "_Tally | None" = None, ahead: "lint_ahead.LintAhead | None" = None
+                    ) -> ImportResult:
         name = str(file) if file is not None else None
         result = ImportResult(file=name, sha256=sha)
         if sha is not None and conn.execute("SELECT 1 FROM imports WHERE sha256=? LIMIT 1", (sha,)).fetchone():
@@ -80,10 +82,13 @@ class Importer:
         datasets = [d for d in datasets if d.source != "expmrc-pred"]
         for dataset in datasets:
             rows = imports.DatasetRows(conn, dataset, annotator, name, sha, result)
-            for part in _parts(dataset.passages, IMPORT_PART):
+            parts = _parts(dataset.passages, IMPORT_PART)
+            linted = (ahead.parts(conn, parts) if ahead is not None and ahead.worth(dataset.passages)
+                      else ((part, lint_facts) for part in parts))
+            for part, lints in linted:
                 part_set = Dataset(dataset.source, part, dataset.extra)
                 plan, ((_, ds_passages, ds_questions),) = imports.plan_import(
-                    conn, [part_set], annotator, name or "datasets", cache, positions=rows.positions)
+                    conn, [part_set], annotator, name or "datasets", cache, positions=rows.positions, lints=lints)
                 imports.write_passages(conn, plan, annotator, result)
                 rows.add(ds_passages, ds_questions, {r[0] for r in plan.passages})
                 imports.write_annotations(conn, plan, result)
