@@ -1,13 +1,15 @@
 """A large import lints its next part in a second process (desktop/store/lint_ahead.py): the
 database is the same row for row, lint facts included, whether the lint ran there, here (one
 processor, a process that cannot start or that dies) or both; the second process opens no file of
-the database and is gone when the import ends, well or not.
+the database and is gone when the import ends, well or not.  Python's cyclic garbage collector is
+paused while an import runs and back after it, however it ends.
 
 The files are real RACE items (../shared/data/race, test/high) repeated under distinct ids, as
 benchmarks/make_big_race.py writes them; the parts are made small so that a small file has many.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -19,6 +21,7 @@ import pytest
 
 from desktop.app import imports as import_
 from desktop.cli import main
+from desktop.store import imports as store_imports
 from desktop.store import lint_ahead, lint_facts, lint_worker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,3 +180,22 @@ def test_bad_input_in_a_late_part_is_one_error_and_the_database_unchanged(tmp_pa
                    "with a different text"]
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
     assert started and all(w._proc.poll() is not None for w in started)
+
+
+def test_the_garbage_collector_is_paused_while_importing_and_back_after(src, tmp_path, monkeypatch, capsys):
+    during = []
+    real = store_imports.plan_import
+
+    def plan_import(*args, **kwargs):
+        during.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_imports, "plan_import", plan_import)
+    assert gc.isenabled()
+    assert main(["import", str(src), "--db", str(tmp_path / "a.db")]) == 0
+    assert during and not any(during) and gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "article": "A text.", "questions": ["Q?"], "options": [["a", "b"]], "answers": ["C"]}\n',
+                   encoding="utf-8")
+    assert main(["import", str(bad), "--db", str(tmp_path / "a.db")]) == 2
+    assert gc.isenabled()
