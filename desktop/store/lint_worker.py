@@ -40,7 +40,8 @@ class Worker:
             raise WorkerFailed("no Python to start")
         try:
             self._proc = subprocess.Popen([sys.executable, "-c", _BOOT, root], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
         except (OSError, ValueError) as exc:
             raise WorkerFailed(str(exc)) from exc
         self._jobs: queue.Queue = queue.Queue()
