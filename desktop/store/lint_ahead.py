@@ -71,6 +71,8 @@ class LintAhead:
             yield waiting
 
     def _submit(self, conn, part: list[Passage]):
+        if self._worker is not None and self._worker.failed:
+            self._failed = True
         if self._failed:
             return lint_facts
         # what is stored already is skipped or refused by the plan, never linted

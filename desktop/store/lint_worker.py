@@ -36,7 +36,7 @@ class Worker:
 
     def __init__(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        if not sys.executable:
+        if not sys.executable or getattr(sys, "frozen", False):  # a bundled app's executable is not a Python
             raise WorkerFailed("no Python to start")
         try:
             self._proc = subprocess.Popen([sys.executable, "-c", _BOOT, root], stdin=subprocess.PIPE,
@@ -48,6 +48,7 @@ class Worker:
         self._sent = 0
         self._answers: dict[int, Any] = {}
         self._received = 0
+        self.failed = False  # it stopped answering: no more jobs for it
         self._writer = threading.Thread(target=self._write_jobs, name="lint-worker-input", daemon=True)
         self._writer.start()
 
@@ -64,6 +65,7 @@ class Worker:
             try:
                 self._answers[self._received] = pickle.loads(read_frame(self._proc.stdout))
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
+                self.failed = True
                 raise WorkerFailed(str(exc)) from exc
             self._received += 1
         return self._answers.pop(n)
