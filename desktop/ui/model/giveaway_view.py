@@ -115,15 +115,17 @@ def _marks(ex) -> dict[str, list]:
         for a in listed:
             tip = tooltip(a, ex)
             if (a.element, a.start, a.end) in joint:
-                tip += (f"; taken out together with the other words of {_names(together.words)}, {pred} falls to "
-                        f"{100 * (p0 - together.effect):.0f}% (together {together.effect:+.3f})")
+                others = [u for u in together.words if (u.element, u.start, u.end) != (a.element, a.start, a.end)]
+                tip += (f"; with {_names(others)} also taken out, {pred} falls to {100 * (p0 - together.effect):.0f}% "
+                        f"(together {together.effect:+.3f})")
             out.setdefault(element, []).append((a.start, a.end, a.word, a.effect, tip))
     for g in getattr(ex, "screened", []):
         for u in g.words:
             out.setdefault(u.element, []).append(
                 (u.start, u.end, u.text, None, f"“{u.text}”: taken out only with the other function words "
-                 f"{'of the item' if len({w.element for w in g.words}) > 1 else 'of its element'}, which together "
-                 f"move {pred} by {100 * g.effect:+.0f} points (too little for any of them to be a give-away)"))
+                 f"{'of the item' if len({w.element for w in g.words}) > 1 else 'of its element'}; together they "
+                 f"{'take' if g.effect >= 0 else 'give'} {_points(g.effect)} points "
+                 f"{'from' if g.effect >= 0 else 'to'} {pred}, less than the strongest words take alone"))
     return out
 
 
