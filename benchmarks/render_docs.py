@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 BLOCKS = {ROOT / "README.md": "bench:summary", ROOT / "docs" / "models.md": "bench:summary"}
 
 # The order of sections in the docs; a benchmark not listed comes after, by name.
-ORDER = ["bench_inference", "bench_gpu", "bench_gui", "bench_review_flow", "bench_whatif", "bench_giveaway", "bench_score_store", "bench_report", "bench_nota",
+ORDER = ["bench_inference", "bench_gpu", "bench_gui", "bench_review_flow", "bench_whatif", "bench_giveaway", "bench_giveaway_dev", "bench_score_store", "bench_report", "bench_nota",
          "bench_import_export", "bench_formats"]
 
 HEAD = """# Benchmarks

@@ -3,13 +3,18 @@ model (Q+{O}, no passage) leans on, by occlusion.
 
     explanations = explain(model, questions)              # one Explanation per question
     explanations[0].giveaway()[0]   # Attribution(word="always", element="B", start=12, end=18, effect=0.41)
+    explanations[0].together        # WordSet(words=[...3 Units], effect=0.62): their joint effect
 
 For each item the shortcut format is scored once as stored and once per *unit* (a word, or
 a short phrase of adjacent words) with that unit taken out — deleted, or replaced by the
 tokenizer's mask token.  A unit's *effect* is the drop in the probability of the
 alternative the model predicts on the intact item: 0.41 means that without the word the
 predicted alternative's probability falls by 41 points; a negative effect is a word that
-argues against the prediction.  Every occluded copy of every item in a call goes to
+argues against the prediction.  In the default "screened" scope the function words are first
+taken out in groups and alone only where their group takes enough away; then the sets of three
+of the strongest words are taken out together and the one whose joint deletion takes the most
+away is the explanation's `together` set, with that *joint* effect (inference.giveaway_search
+holds the stages).  Every occluded copy of every item in a call goes to
 `inference.score` together, so it is batched by length like any scoring run, and on the CPU
 a token sequence that recurs (the alternatives a stem word's removal does not touch are the
 same sequences as the intact item's) is encoded once.
@@ -43,6 +48,7 @@ from inference.giveaway_result import (  # noqa: F401 - the module's public name
     COPIES_PER_CALL,
     DEFAULT_METHOD,
     DEFAULT_SCOPE,
+    DEFAULT_TOGETHER,
     DELETE,
     EFFECT_DIGITS,
     Explanation,
@@ -52,9 +58,13 @@ from inference.giveaway_result import (  # noqa: F401 - the module's public name
     METHODS,
     MIN_EFFECT,
     SCOPES,
+    SCREEN_MIN,
+    SCREEN_RANK,
+    SCREENED,
     STEM,
     Unit,
     VERSION,
+    WordSet,
     element_name,
     element_order,
     variant,
@@ -82,7 +92,8 @@ def fingerprint(stem: str, alternatives: Sequence[str]) -> str:
 def units(question, phrase: int = 1, scope: str = ALL) -> list[Unit]:
     """The words of the stem and of every alternative (and, with `phrase` > 1, every run of
     up to `phrase` adjacent words of one element), in text order; with `scope` "content" no
-    single function word (FUNCTION_WORDS)."""
+    single function word (FUNCTION_WORDS).  These are the words an explanation of that scope
+    considers ("screened" considers them all)."""
     out: list[Unit] = []
     elements = [(None, question.stem)] + list(enumerate(question.alternatives))
     for alt, text in elements:
@@ -208,14 +219,19 @@ def shortcut_probabilities(model, questions: Sequence, cancel: Callable[[], bool
 
 
 def explain(model, questions: Sequence, method: str = DEFAULT_METHOD, phrase: int = 1, scope: str = DEFAULT_SCOPE,
-            progress: Callable[[int, int], None] | None = None,
+            together: int = DEFAULT_TOGETHER, progress: Callable[[int, int], None] | None = None,
             cancel: Callable[[], bool] | None = None) -> list[Explanation]:
     """An `Explanation` per question (in order) of the shortcut prediction.
 
     `method`: "delete" (the default) or "mask"; `phrase`: the longest unit in words; `scope`:
-    "all" words (the default) or "content" words only.
+    "screened" (the default: content words alone, function words in groups first), "all" words
+    alone or "content" words only; `together`: the size of the set searched for the words that
+    take the most away together (0: none).  The stages are those of `inference.giveaway_search`:
+    each is one scoring call for all the questions of a chunk.
     `progress(done, total)` counts questions; when `cancel()` turns true the questions
     finished so far are returned."""
+    from inference.giveaway_search import Search
+
     if method not in METHODS:
         raise ValueError(f"unknown occlusion method {method!r}; expected one of {', '.join(METHODS)}")
     if scope not in SCOPES:
@@ -229,35 +245,34 @@ def explain(model, questions: Sequence, method: str = DEFAULT_METHOD, phrase: in
     start = 0
     while start < total:
         # as many questions as fill one call (at least one)
-        chunk, copies, plan = [], [], []
-        while start < total and (not chunk or len(copies) < COPIES_PER_CALL):
-            q = questions[start]
-            us = units(q, phrase, scope)
-            plan.append((q, us, len(copies)))
-            copies.append(q)
-            copies.extend(occlude(q, [u], method, mask) for u in us)
-            chunk.append(q)
+        chunk: list = []
+        while start < total and (not chunk or sum(s.expected for s in chunk) < COPIES_PER_CALL):
+            chunk.append(Search(questions[start], phrase, scope, together, method, mask))
             start += 1
         t0 = time.perf_counter()
-        scores = shortcut_probabilities(model, copies, cancel)
+        while True:
+            asked = [(s, s.copies()) for s in chunk if not s.failed]
+            copies = [c for _, cs in asked for c in cs]
+            if not copies:
+                break
+            scores = shortcut_probabilities(model, copies, cancel)
+            if cancel is not None and cancel():
+                return results  # cancelled inside this chunk
+            at = 0
+            for s, cs in asked:
+                s.take(scores[at:at + len(cs)])
+                at += len(cs)
         seconds = (time.perf_counter() - t0) / max(1, len(chunk))
-        for q, us, at in plan:
-            base = scores[at]
-            occluded = scores[at + 1:at + 1 + len(us)]
-            if base is None or any(s is None for s in occluded):
-                if cancel is not None and cancel():
-                    return results  # cancelled inside this chunk
+        for s in chunk:
+            if s.failed:
                 continue  # an item without alternatives: nothing to explain
-            pred = base.predicted
-            p0 = base.probabilities[pred]
-            attributions = [Attribution(u.text, u.element, u.start, u.end,
-                                        round(p0 - s.probabilities[pred], EFFECT_DIGITS))
-                            for u, s in zip(us, occluded)]
+            q, base = s.question, s.scores
             results.append(Explanation(
                 item_id=q.id, model_id=model.id, model_name=model.card.name, method=method,
-                probabilities=list(base.probabilities), predicted=pred, n_eff=base.n_eff,
-                fingerprint=fingerprint(q.stem, q.alternatives), words=attributions,
-                phrase=phrase, scope=scope, seconds=seconds))
+                probabilities=list(base.probabilities), predicted=base.predicted, n_eff=base.n_eff,
+                fingerprint=fingerprint(q.stem, q.alternatives), words=s.attributions(),
+                phrase=phrase, scope=scope, seconds=seconds, screened=s.screened,
+                together_size=together if together > 1 else 0, together=s.together))
         if progress is not None:
             progress(len(results), total)
         if cancel is not None and cancel():
@@ -281,4 +296,4 @@ def current(explanation: Explanation | None, question, model_id: str | None = No
 __all__ = ["Attribution", "Explanation", "Unit", "explain", "units", "words", "occlude", "keep_only",
            "mask_token", "fingerprint", "shortcut_probabilities", "DEFAULT_METHOD", "METHODS", "MIN_EFFECT",
            "STEM", "current", "check_model", "variant", "SCOPES", "DEFAULT_SCOPE", "ALL", "CONTENT",
-           "FUNCTION_WORDS"]
+           "FUNCTION_WORDS", "SCREENED", "DEFAULT_TOGETHER", "WordSet"]

@@ -124,8 +124,9 @@ def test_every_giveaway_offset_points_at_its_word_in_the_stored_text(model, stor
     for (name, q), ex in zip(sample, explanations):
         texts = dict(_elements(q))
         assert ex.item_id == q.id and ex.fingerprint == G.fingerprint(q.stem, q.alternatives)
-        assert {(a.element, a.start, a.end) for a in ex.words} == {
-            (el, s, e) for el, t in texts.items() for s, e in G.words(t)}
+        tried = {(a.element, a.start, a.end) for a in ex.words} | {
+            (u.element, u.start, u.end) for g in ex.screened for u in g.words}  # alone, or in a screened group
+        assert tried == {(el, s, e) for el, t in texts.items() for s, e in G.words(t)}
         for a in ex.words:
             assert texts[a.element][a.start:a.end] == a.word, (name, q.id, a)
         assert ex.giveaway(), (name, q.id)  # the tiny model leans on something in every item
@@ -159,7 +160,7 @@ def _rescored_drops(model, q, method: str):
 @pytest.mark.parametrize("method", [G.DELETE, G.MASK])
 def test_effects_are_the_rescored_drops(model, stored, method):
     questions = [q for _, q in _flagged_sample(stored, per_source=2)]
-    for q, ex in zip(questions, G.explain(model, questions, method=method)):
+    for q, ex in zip(questions, G.explain(model, questions, method=method, scope=G.ALL, together=0)):
         pred, p0, drops = _rescored_drops(model, q, method)
         assert ex.predicted == pred and ex.method == method
         assert ex.probabilities == pytest.approx(p0, abs=1e-6)
@@ -214,7 +215,7 @@ def test_the_word_that_decides_a_constructed_item_comes_first(model):
 
 def test_content_words_leave_out_the_function_words(model):
     q = next(q for d in formats.read(str(GREEN)) for q in d.questions() if q.id == "4_0")
-    full, content = G.explain(model, [q]), G.explain(model, [q], scope=G.CONTENT)
+    full, content = G.explain(model, [q], scope=G.ALL, together=0), G.explain(model, [q], scope=G.CONTENT, together=0)
     left_out = {(a.element, a.start) for a in full[0].words} - {(a.element, a.start) for a in content[0].words}
     assert {a.word.lower() for a in full[0].words if (a.element, a.start) in left_out} <= G.FUNCTION_WORDS
     assert {a.word.lower() for a in content[0].words}.isdisjoint(G.FUNCTION_WORDS)
@@ -226,7 +227,7 @@ def test_content_words_leave_out_the_function_words(model):
 
 def test_phrases_and_the_giveaway_list(model):
     q = next(q for d in formats.read(str(GREEN)) for q in d.questions() if q.id == "0_1")
-    ex = G.explain(model, [q], phrase=2)[0]
+    ex = G.explain(model, [q], phrase=2, scope=G.ALL)[0]
     n_words = sum(len(G.words(t)) for _, t in _elements(q))
     n_pairs = sum(max(0, len(G.words(t)) - 1) for _, t in _elements(q))
     assert len(ex.words) == n_words + n_pairs and ex.phrase == 2
@@ -262,7 +263,7 @@ def test_explain_writes_one_row_per_item_with_exact_offsets_and_stores_them(db, 
     assert any(ln.endswith(" left") for ln in lines), lines  # the time left, on a long run
     with open(out, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["item_id", "model", "predicted", "n_eff", "giveaway"]
+    assert list(rows[0]) == ["item_id", "model", "predicted", "n_eff", "giveaway", "together"]
     with Store.open(db, read_only=True) as store:
         questions = {q.id: q for q in store.questions([r.item_id for r in store.items()])}
         assert [r["item_id"] for r in rows] == [r.item_id for r in store.items()]
@@ -276,8 +277,12 @@ def test_explain_writes_one_row_per_item_with_exact_offsets_and_stores_them(db, 
             for x in listed:
                 assert set(x) == {"word", "element", "start", "end", "effect"}
                 assert texts[x["element"]][x["start"]:x["end"]] == x["word"]
-            stored = store.explanation(q.id, "tiny-bert-2x32", G.DEFAULT_METHOD)
-            assert json.loads(G.Explanation.from_json(stored).giveaway_json()) == listed
+            stored = G.Explanation.from_json(store.explanation(q.id, "tiny-bert-2x32", G.variant()))
+            assert json.loads(stored.giveaway_json()) == listed
+            together = json.loads(r["together"]) if r["together"] else None
+            assert together == (stored.together.to_json(4) if stored.together is not None else None)
+            for x in (together or {}).get("words", []):
+                assert texts[x["element"]][x["start"]:x["end"]] == x["word"]
 
 
 def test_a_second_run_reads_what_is_stored(db, tmp_path, monkeypatch):
@@ -301,14 +306,15 @@ def test_a_second_run_reads_what_is_stored(db, tmp_path, monkeypatch):
         assert explain_cmd.explain_store(store, model, ["0_0"], scope=G.CONTENT) and calls == [3, 1, 1, 1]
         # a stored explanation of other text (an edited item) is not shown again
         q = store.question("0_0")
-        ex = G.Explanation.from_json(store.explanation("0_0", model.id, G.DEFAULT_METHOD))
-        assert G.current(ex, q, model.id, G.DEFAULT_METHOD) and not G.current(ex, q, model.id, "mask")
+        ex = G.Explanation.from_json(store.explanation("0_0", model.id, G.variant()))
+        assert G.current(ex, q, model.id, G.variant()) and not G.current(ex, q, model.id, "mask")
         assert not G.current(ex, dataclasses.replace(q, alternatives=q.alternatives[:3] + ["other"]), model.id)
 
 
 @pytest.mark.parametrize("args, message", [
     (["--items", "0_0", "no_such_item"], "error: {db}, record no_such_item, field --items: no such question in the database"),
     (["--phrase", "0"], "error: command line, field --phrase: must be 1 to 5 words, got 0"),
+    (["--together", "1"], "error: command line, field --together: must be 0 or 2 to 5 words, got 1"),
     (["--model", "{tmp}"], "error: {tmp} holds no card.json: not a model directory"),
 ])
 def test_bad_input_is_one_error_line_and_leaves_the_database_as_it_was(db, tmp_path, capsys, args, message):

@@ -17,12 +17,13 @@ from desktop.domain.model import letter
 from desktop.formats import atomic
 from inference import giveaway as G
 
-COLUMNS = ("item_id", "model", "predicted", "n_eff", "giveaway")
+COLUMNS = ("item_id", "model", "predicted", "n_eff", "giveaway", "together")
 CHUNK = 64  # questions per store transaction: an interruption loses at most this much
 
 
 def explain_store(store, model, item_ids: list[str] | None = None, source: str | None = None,
-                  method: str | None = None, phrase: int = 1, scope: str | None = None, recompute: bool = False,
+                  method: str | None = None, phrase: int = 1, scope: str | None = None,
+                  together: int | None = None, recompute: bool = False,
                   flagged: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> list:
     """The `Explanation` of every question asked for, in import order: read from the store when
@@ -33,7 +34,8 @@ def explain_store(store, model, item_ids: list[str] | None = None, source: str |
     total)` counts the questions considered."""
     method = method or G.DEFAULT_METHOD
     scope = scope or G.DEFAULT_SCOPE
-    key = G.variant(method, scope, phrase)
+    together = G.DEFAULT_TOGETHER if together is None else together
+    key = G.variant(method, scope, phrase, together)
     G.check_model(model)
     if item_ids is None:
         item_ids = [r.item_id for r in store.items(source=source)]
@@ -62,7 +64,8 @@ def explain_store(store, model, item_ids: list[str] | None = None, source: str |
             if progress is not None:
                 progress(ready + k, total)
 
-        got = G.explain(model, todo, method=method, phrase=phrase, scope=scope, progress=step) if todo else []
+        got = (G.explain(model, todo, method=method, phrase=phrase, scope=scope, together=together, progress=step)
+               if todo else [])
         if got:
             store.model_outputs.add_explanations([ex.to_json() for ex in got])
         have.update((ex.item_id, ex) for ex in got)
@@ -82,7 +85,8 @@ def write_csv(explanations, out_path, force: bool = False, top: int | None = Non
             w = csv.writer(f)
             w.writerow(COLUMNS)
             for ex in explanations:
-                w.writerow([ex.item_id, ex.model_id, letter(ex.predicted), f"{ex.n_eff:.4f}", ex.giveaway_json(top)])
+                w.writerow([ex.item_id, ex.model_id, letter(ex.predicted), f"{ex.n_eff:.4f}", ex.giveaway_json(top),
+                            ex.together_json()])
     except OSError as exc:
         raise McqLensError(f"cannot write {out}: {exc.strerror or exc}; nothing was written") from exc
     return len(explanations)

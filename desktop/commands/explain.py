@@ -3,13 +3,15 @@
 For every question (or the ones named), the words of the stem and of each alternative that
 move the shortcut model's (Q+{O}, no passage) choice, by occlusion (`inference.giveaway`,
 the function the window's Why? view calls).  One CSV row per question:
-`item_id, model, predicted, n_eff, giveaway`, where `giveaway` is a JSON list, strongest
-first, of {"word", "element", "start", "end", "effect"}: `element` is "stem" or the
+`item_id, model, predicted, n_eff, giveaway, together`, where `giveaway` is a JSON list,
+strongest first, of {"word", "element", "start", "end", "effect"}: `element` is "stem" or the
 alternative's letter, `start`/`end` are character offsets into that element's text as
 stored (`text[start:end] == word`) and `effect` is the drop in the predicted alternative's
-probability when the word is taken out.  Explanations are stored in the database (the
-window shows them at once); one already stored for the same model, variant (method, words,
-phrase length) and item text is reused unless --recompute.
+probability when the word alone is taken out; `together` is {"effect", "words"}: the words
+that take the most away when taken out together and that *joint* drop (empty with
+--together 0).  Explanations are stored in the database (the window shows them at once); one
+already stored for the same model, variant (method, words, phrase length, together) and item
+text is reused unless --recompute.
 """
 from __future__ import annotations
 
@@ -38,9 +40,13 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("delete", "mask"), default=None,
                    help="take a word out by deleting it or by the tokenizer's mask token (default: delete, "
                         "the more faithful by ERASER comprehensiveness; docs/giveaway.md)")
-    p.add_argument("--words", choices=("all", "content"), default=None,
-                   help="take out every word (default) or content words only (a third less work: articles, "
-                        "prepositions, be/have and pronouns are not tried)")
+    p.add_argument("--words", choices=("screened", "all", "content"), default=None,
+                   help="screened (default): content words one at a time, the function words (articles, "
+                        "prepositions, be/have, pronouns) in groups first and alone only where their group takes "
+                        "enough away; all: every word one at a time; content: content words only")
+    p.add_argument("--together", type=int, default=None, metavar="K",
+                   help="also find the K words that take the most away together, by their joint effect "
+                        "(default 3; 0: none)")
     p.add_argument("--phrase", type=int, default=1, metavar="N",
                    help="also take out runs of up to N adjacent words (default 1: single words)")
     p.add_argument("--top", type=int, default=None, metavar="K", help="at most K words per question in the CSV")
@@ -74,6 +80,8 @@ def run(args) -> int:
     paths.output_file(args.output, args.force)
     if args.phrase < 1 or args.phrase > 5:
         raise InputError("command line", None, "--phrase", f"must be 1 to 5 words, got {args.phrase}")
+    if args.together is not None and not (args.together == 0 or 2 <= args.together <= 5):
+        raise InputError("command line", None, "--together", f"must be 0 or 2 to 5 words, got {args.together}")
     if args.top is not None and args.top < 1:
         raise InputError("command line", None, "--top", f"must be at least 1, got {args.top}")
     ids = _item_ids(args.items)
@@ -99,14 +107,15 @@ def run(args) -> int:
     method = args.method or G.DEFAULT_METHOD
     if method == G.MASK and G.mask_token(model.tokenizer) is None:
         raise ModelError(f"the tokenizer of {model.id} has no mask token; use --method delete")
+    together = G.DEFAULT_TOGETHER if args.together is None else args.together
     with Store.open(args.db, create=False) as store, \
             Progress(0, "questions", quiet=args.no_progress, label="explaining", eta=True) as bar:
         explanations = explain_store(store, model, ids, source=args.source, method=method, phrase=args.phrase,
-                                     scope=args.words,
+                                     scope=args.words, together=together,
                                      recompute=args.recompute, flagged=args.flagged, progress=bar)
     n = write_csv(explanations, args.output, force=args.force, top=args.top)
     flagged = sum(ex.n_eff < FLAGGED_N for ex in explanations)
-    what = G.variant(method, args.words or G.DEFAULT_SCOPE, args.phrase)
+    what = G.variant(method, args.words or G.DEFAULT_SCOPE, args.phrase, together)
     print(f"{args.output}: {n} questions explained by {model.id} ({what}); {flagged} with shortcut N < {FLAGGED_N:g}",
           file=sys.stderr)
     return 0

@@ -29,7 +29,9 @@ from desktop.formats import atomic
 FLAG_N = 2.0  # the threshold: N < 2
 EXAMPLES = 5  # example items per kind
 TOP_WORDS = 5  # the model's strongest give-away words compared with a kind's words
-VARIANT = "delete"  # the explanation shown when several are stored: inference.giveaway's default
+# the explanation shown when several are stored: inference.giveaway's default (`variant()`;
+# tests/test_giveaway.py checks that they agree)
+VARIANT = "delete+screened+together3"
 CSV_COLUMNS = ["item_id", "source", "model", "n_eff", "picked", "key", "kinds", "giveaway", "recorded_tags",
                "suggested_tags"]
 

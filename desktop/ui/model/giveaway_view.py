@@ -52,43 +52,103 @@ def tooltip(a, ex) -> str:
             f"(effect {a.effect:+.3f})")
 
 
+def together_shown(ex):
+    """The explanation's together set when it is worth saying: it takes at least MIN_EFFECT
+    more away than its strongest word alone (else that word says it by itself); or None."""
+    from inference.giveaway_result import MIN_EFFECT
+
+    t = getattr(ex, "together", None)
+    if t is None or not t.words:
+        return None
+    alone = {(a.element, a.start, a.end): a.effect for a in ex.words}
+    best = max((alone.get((u.element, u.start, u.end), 0.0) for u in t.words), default=0.0)
+    return t if t.effect >= best + MIN_EFFECT else None
+
+
+def _names(words) -> str:
+    quoted = [f"“{u.text}”" for u in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def together_sentence(ex) -> str:
+    """"Taken out together, “a”, “b” and “c” take 62 points from C." (or "")."""
+    t = together_shown(ex)
+    if t is None:
+        return ""
+    return (f"Taken out together, {_names(t.words)} take {_points(t.effect)} points from {letter(ex.predicted)} "
+            f"(more than any of them alone).")
+
+
 def describe(ex, question) -> str:
     """What a screen reader says: the give-away words, strongest first, with their effect."""
     pred = letter(ex.predicted)
     listed = ex.giveaway(LISTED)
     head = (f"Without the passage the model picks {pred} at {100 * ex.probabilities[ex.predicted]:.0f}%, "
             f"N = {ex.n_eff:.2f}. ")
+    together = together_sentence(ex)
     if not listed:
-        return head + "No single word moves it by a point or more."
+        return head + "No single word moves it by a point or more." + (f" {together}" if together else "")
     words = "; ".join(
         f"{a.word} ({'stem' if a.element == 'stem' else 'alternative ' + a.element}): {_points(a.effect)} points"
         for a in listed)
-    return head + f"Give-away words, strongest first, and how far {pred} falls without each: {words}."
+    return (head + f"Give-away words, strongest first, and how far {pred} falls without each: {words}."
+            + (f" {together}" if together else ""))
 
 
-def render(ex, question, theme) -> str:
-    """The stem and alternatives as rich text, give-away words shaded, every word with its tooltip."""
-    shown = ex.giveaway()
+def _marks(ex) -> dict[str, list]:
+    """Per element, (start, end, word, effect or None, tooltip) of every word to mark: the
+    give-away words and phrases, every single word not inside a listed phrase (its own
+    effect), the screened words (their group's effect on the tooltip, no shade); the words of
+    the together set say so on their tooltip."""
     by_element: dict[str, list] = {}
-    for a in shown:
+    for a in ex.giveaway():
         by_element.setdefault(a.element, []).append(a)
     for a in ex.words:  # single words not inside a listed phrase: tooltip (and shade by their own effect)
         listed = by_element.setdefault(a.element, [])
         if not any(b.start < a.end and a.start < b.end for b in listed):
             listed.append(a)
+    together = together_shown(ex)
+    joint = {(u.element, u.start, u.end) for u in together.words} if together is not None else set()
+    p0, pred = ex.probabilities[ex.predicted], letter(ex.predicted)
+    out: dict[str, list] = {}
+    for element, listed in by_element.items():
+        for a in listed:
+            tip = tooltip(a, ex)
+            if (a.element, a.start, a.end) in joint:
+                others = [u for u in together.words if (u.element, u.start, u.end) != (a.element, a.start, a.end)]
+                tip += (f"; with {_names(others)} also taken out, {pred} falls to {100 * (p0 - together.effect):.0f}% "
+                        f"(together {together.effect:+.3f})")
+            out.setdefault(element, []).append((a.start, a.end, a.word, a.effect, tip))
+    for g in getattr(ex, "screened", []):
+        for u in g.words:
+            out.setdefault(u.element, []).append(
+                (u.start, u.end, u.text, None, f"“{u.text}”: taken out only with the other function words "
+                 f"{'of the item' if len({w.element for w in g.words}) > 1 else 'of its element'}; together they "
+                 f"{'take' if g.effect >= 0 else 'give'} {_points(g.effect)} points "
+                 f"{'from' if g.effect >= 0 else 'to'} {pred}, less than the strongest words take alone"))
+    return out
+
+
+def render(ex, question, theme) -> str:
+    """The stem and alternatives as rich text, give-away words shaded, every word with its tooltip;
+    the words of the together set (`together_shown`) underlined."""
+    by_element = _marks(ex)
+    together = together_shown(ex)
+    joint = {(u.element, u.start, u.end) for u in together.words} if together is not None else set()
     pred = ex.predicted
 
     def marked(element: str, text: str) -> str:
         out, pos = [], 0
-        for a in sorted(by_element.get(element, []), key=lambda a: a.start):
-            if a.start < pos or a.end > len(text) or text[a.start:a.end] != a.word:
+        for start, end, word, effect, tip in sorted(by_element.get(element, []), key=lambda m: m[0]):
+            if start < pos or end > len(text) or text[start:end] != word:
                 continue  # not this text (never for an explanation of the item shown)
-            out.append(html.escape(text[pos:a.start]))
-            fill = shade_for(a.effect, theme)
-            style = f" style='background-color:{fill}; color:{theme.base_text}'" if fill else ""
-            out.append(f"<span{style} title='{html.escape(tooltip(a, ex), quote=True)}'>"
-                       f"{html.escape(text[a.start:a.end])}</span>")
-            pos = a.end
+            out.append(html.escape(text[pos:start]))
+            fill = shade_for(effect, theme) if effect is not None else None
+            styles = ([f"background-color:{fill}", f"color:{theme.base_text}"] if fill else []) + (
+                ["text-decoration:underline"] if (element, start, end) in joint else [])
+            style = f" style='{'; '.join(styles)}'" if styles else ""
+            out.append(f"<span{style} title='{html.escape(tip, quote=True)}'>{html.escape(text[start:end])}</span>")
+            pos = end
         out.append(html.escape(text[pos:]))
         return "".join(out)
 
@@ -188,13 +248,19 @@ class GiveawayView(QWidget):
         head = (f"<b>Why can it be answered without the passage?</b> The shortcut model (Q+{{O}}) picks "
                 f"<b>{pred}</b> at {100 * ex.probabilities[ex.predicted]:.0f}% (N = {ex.n_eff:.2f}). "
                 f"Shaded: the words without which {pred} loses the most.")
+        together = together_shown(ex)
+        if together is not None:
+            head += (f" Underlined: {_names(together.words)}, which take {_points(together.effect)} points from "
+                     f"{pred} when taken out together.")
         self.heading.setText(head)
         self.text.setHtml(render(ex, question, t))
         self._fit()
         self.text.setAccessibleDescription(describe(ex, question))
         how = "deleting" if ex.method == "delete" else "masking"
-        scope = "" if ex.scope == "all" else " (content words only)"
-        self.status.setText(f"<span style='color:{t.muted}'>{len(ex.words)} words tried by {how} them{scope}"
+        scope = {"all": "", "content": " (content words only)"}.get(
+            ex.scope, f" ({sum(len(g.words) for g in ex.screened)} function words only in groups)"
+            if ex.screened else "")
+        self.status.setText(f"<span style='color:{t.muted}'>{len(ex.words)} words tried alone by {how} them{scope}"
                             f"{' · ' + note if note else ''}. Hover over a word for its number.</span>")
         self._wrap()
 
