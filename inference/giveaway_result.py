@@ -119,8 +119,6 @@ class WordSet:
 
 
 def _unit(w: dict) -> Unit:
-    from desktop.domain.model import index_of
-
     return Unit(None if w["element"] == STEM else index_of(w["element"]), int(w["start"]), int(w["end"]), str(w["word"]))
 
 
