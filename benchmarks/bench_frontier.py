@@ -7,8 +7,8 @@ latency of one question through the product (`inference.load_model` + `inference
 formats without evidence and the shortcut format alone, on RACE dev questions of real lengths
 (every k-th, one per call, after one warm-up question), with the CPU recipe the runtime picks on
 this CPU.  Accuracy is not measured here: it comes from each candidate's evaluation records
-(`models.product_eval`, or the training run's float32 logits), joined in docs/models.md by
-`python -m models.frontier`.  Writes a run record (benchmarks/runs.py); the CPU's model and flags
+(`models.evaluation.product_eval`, or the training run's float32 logits), joined in docs/models.md by
+`python -m models.report.frontier`.  Writes a run record (benchmarks/runs.py); the CPU's model and flags
 (VNNI, AMX) are in it.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ see ../shared.  Every question is scored in both the standard (C+Q+{O}) and the 
 (Q+{O}) format, tokenized by `inference.formatting` exactly as the product does.
 
 Model: MiniLM-L6's shape (6 layers, 384 hidden, 12 heads, 1,536 FFN) in
-`models.mc_model` with random weights (speed does not depend on them), seed 0.  The same
+`models.training.mc_model` with random weights (speed does not depend on them), seed 0.  The same
 weights run as
 
 * PyTorch eager fp32 (TF32 off, PyTorch's default for matrix products);
@@ -125,8 +125,8 @@ def main(argv=None) -> int:
     import torch
 
     from inference import formatting
-    from models import export as E
-    from models.mc_model import BertConfig, build
+    from models.export import onnx_export as E
+    from models.training.mc_model import BertConfig, build
 
     data = json.loads(gzip.open(args.data, "rt", encoding="utf-8").read())
     qs = data["questions"][: args.questions]

@@ -12,7 +12,7 @@ onnxruntime-gpu on the path.  Questions: RACE test from the carried pack (the fi
   derives from the shipped int8 files (weights dequantized, a key padding mask for every
   MultiHeadAttention) — its `Runner.logits` over length-sorted batches of at most
   `inference.GPU_TOKENS_PER_BATCH` padded tokens, IO binding as the runner does;
-* PyTorch eager, bf16 weights, the same checkpoint (`models.checkpoint.load`), the same batches.
+* PyTorch eager, bf16 weights, the same checkpoint (`models.training.checkpoint.load`), the same batches.
 
 Both times cover the host-to-device copies of the token arrays and the logits' copy back; the
 best of `--repeats` passes is kept.  Also: argmax agreement of the two on these questions,
@@ -89,8 +89,8 @@ def main(argv=None) -> int:
 
     import inference
     from inference.formatting import encode_questions
-    from models import checkpoint
-    from models.data import read_jsonl
+    from models.training import checkpoint
+    from models.training.data import read_jsonl
 
     recs = [r for r in read_jsonl(args.data) if r["source"] == "race" and r["role"] == "eval"][: args.questions]
     result: dict = {"questions": len(recs), "formats": ["standard", "shortcut"]}

@@ -8,7 +8,8 @@ start-up included) and of the same work in process, plus the navigator query.
 
 `--big-race N`: also `mcqlens import` of a file of N RACE questions as
 benchmarks/make_big_race.py writes it (RACE's own items repeated under distinct ids; issue 30:
-500,000 in at most 60 s and 400 MB), its wall time and the peak resident memory of the process.
+500,000 in at most 60 s and 400 MB), its wall time and the peak resident memory of the process,
+and of the process with the one it lints in (desktop/store/lint_ahead.py) summed.
 """
 from __future__ import annotations
 
@@ -77,14 +78,39 @@ def big_import(tmp: Path, questions: int) -> dict:
     made = make_big_race(src, questions, per_passage=40)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    run([*CLI, "import", str(src), "--db", str(tmp / "big.db")])
+    proc = subprocess.Popen([*CLI, "import", str(src), "--db", str(tmp / "big.db")], stdout=subprocess.DEVNULL,
+                            cwd=ROOT)
+    together = 0.0  # the import and the processes it starts (its lint's), summed, every 50 ms
+    while proc.poll() is None:
+        together = max(together, tree_rss_mb(proc.pid) or 0.0)
+        time.sleep(0.05)
     wall = time.perf_counter() - t
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, proc.args)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # ru_maxrss of the children: the largest one's peak (KB); the import is the only child since
-    # the earlier runs were smaller
+    # the earlier runs were smaller (its lint process, started from it, counts no more than it
+    # had when it was started)
     return {"wall_s": wall, "peak_mb": after.ru_maxrss / 1024, "cpu_s": (after.ru_utime - before.ru_utime)
             + (after.ru_stime - before.ru_stime), "file_mb": made["bytes"] / 1e6, "passages": made["passages"],
-            "questions": made["questions"]}
+            "questions": made["questions"], "peak_together_mb": together or None}
+
+
+def tree_rss_mb(pid: int) -> float | None:
+    """Resident memory of a process and of its descendants together (Linux /proc; None elsewhere)."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii", errors="replace") as fh:
+                total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    stack += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            if p == pid:
+                return None
+    return total / 1024
 
 
 def main(argv=None) -> None:
@@ -102,7 +128,8 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as d:
             big = big_import(Path(d), args.big_race)
         print(f"mcqlens import of {big['questions']:,} generated RACE questions ({big['file_mb']:.1f} MB): "
-              f"{big['wall_s']:.1f} s wall, {big['cpu_s']:.1f} s CPU, peak {big['peak_mb']:.0f} MB")
+              f"{big['wall_s']:.1f} s wall, {big['cpu_s']:.1f} s CPU, peak {big['peak_mb']:.0f} MB "
+              f"(with its lint process: {big['peak_together_mb'] or float('nan'):.0f} MB)")
         how = (f"benchmarks/make_big_race.py's file of {big['questions']:,} RACE questions under "
                f"{big['passages']:,} passages ({big['file_mb']:.0f} MB of JSON lines), one new process into a new "
                "database, once")
@@ -111,8 +138,14 @@ def main(argv=None) -> None:
         run.headline.append(Row("mcqlens import, generated RACE questions: peak resident memory", big["peak_mb"],
                                 "MB", target="≤ 400 MB (issue 30)", met=big["peak_mb"] <= 400,
                                 detail=how + "; ru_maxrss of the process"))
+        if big["peak_together_mb"] is not None:
+            run.headline.append(Row(
+                "mcqlens import, generated RACE questions: peak resident memory, with its lint process",
+                big["peak_together_mb"], "MB", target="≤ 400 MB (issue 30)", met=big["peak_together_mb"] <= 400,
+                detail=how + "; the resident memory of the import and of the process it lints in, summed, "
+                             "read from /proc every 50 ms"))
         run.headline.append(Row("mcqlens import, generated RACE questions: CPU time (user + system)",
-                                big["cpu_s"], "s", detail=how))
+                                big["cpu_s"], "s", detail=how + ", its lint process included"))
         run.raw["big_race"] = big
         run.notes.append(f"The big import ran at niceness {os.nice(0)} (0: normal priority) while other programs "
                          "shared the 2 cores: see the load average.")

@@ -9,7 +9,7 @@ as for a user's new item): the first load with an empty cache, the first questio
 (cold), then every further question with no warm-up — both formats (the model panel on a new
 item) and the shortcut format alone (what the what-if tab re-scores as a linguist types).
 PyTorch eager fp32 runs the very weights of the shipped graph (dequantized,
-`models.mpnet_onnx.state_from_graph`) on the same questions, tokenization included, after
+`models.export.mpnet_onnx.state_from_graph`) on the same questions, tokenization included, after
 one warm-up question.  The run record names the CPU and its flags (VNNI, AMX): int8 speed
 depends on them.
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     import inference
     from inference import formatting, one_sequence
     from inference.card import files_directory
-    from models import mpnet_onnx
+    from models.export import mpnet_onnx
 
     load_start = os.getloadavg()
     torch.set_num_threads(args.threads)
@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     state, cfg = mpnet_onnx.state_from_graph(graph)
     tokenizer = model.tokenizer
     if model.one_sequence:
-        from models.one_sequence_reader import mpnet_student
+        from models.training.one_sequence_reader import mpnet_student
 
         net = mpnet_student(state, {**cfg, "pad_token_id": 1}).eval()
 
@@ -137,8 +137,8 @@ def main(argv=None) -> int:
                     net(torch.from_numpy(b.input_ids), torch.from_numpy(b.attention_mask),
                         torch.from_numpy(b.option_ids), len(q.alternatives))
     else:
-        from models.mc_model import MultipleChoiceModel
-        from models.mpnet import MPNetConfig, MPNetEncoder
+        from models.training.mc_model import MultipleChoiceModel
+        from models.training.mpnet import MPNetConfig, MPNetEncoder
 
         net = MultipleChoiceModel(MPNetEncoder(MPNetConfig.from_dict(cfg)), pooling=model.card.pooling)
         net.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in state.items()})

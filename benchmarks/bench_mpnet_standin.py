@@ -59,9 +59,9 @@ def main(argv=None) -> int:
 
     from inference import formatting
     from inference.cpu_graph import DISABLED_OPTIMIZERS
-    from models import export as E
-    from models.mc_model import HFEncoder, MultipleChoiceModel
-    from models.quantize import weight_only_int8
+    from models.export import onnx_export as E
+    from models.export.quantize import weight_only_int8
+    from models.training.mc_model import HFEncoder, MultipleChoiceModel
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)

@@ -121,8 +121,8 @@ def build_minilm(out: Path) -> Path:
 
     from inference import formatting
     from inference.card import ModelCard
-    from models.export import export_onnx, optimize, quantize_int8
-    from models.mc_model import build, default_backbone
+    from models.export.onnx_export import export_onnx, optimize, quantize_int8
+    from models.training.mc_model import build, default_backbone
 
     backbone = default_backbone()
     tok = backbone / "tokenizer.json"

@@ -12,6 +12,9 @@ import argparse
 import importlib
 import os
 import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
 
 from desktop.domain.errors import McqLensError
 
@@ -26,14 +29,9 @@ _MODULES = {"gui": "desktop.gui"}
 
 def version() -> str:
     """The installed distribution's version (package metadata), or the checkout's pyproject.toml."""
-    from importlib import metadata
-
     try:
         return metadata.version("mcqlens")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        import tomllib
-        from pathlib import Path
-
         pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         try:
             return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]

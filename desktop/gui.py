@@ -8,6 +8,8 @@ inside `run`, so the rest of the command line never loads it.
 """
 from __future__ import annotations
 
+from desktop.domain.errors import McqLensError
+
 
 def register(sub) -> None:
     p = sub.add_parser("gui", help="open the annotation workbench window",
@@ -27,7 +29,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from desktop.domain.errors import McqLensError
     try:
         w, h = (int(x) for x in args.size.lower().split("x"))
     except ValueError:

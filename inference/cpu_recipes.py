@@ -1,6 +1,6 @@
 """The CPU's arithmetic for a model stored as int8 weights with float16 outlier rows.
 
-The shipped files (`models.int8_rows`) are storage; at load the runtime derives the graph it
+The shipped files (`models.export.int8_rows`) are storage; at load the runtime derives the graph it
 runs, in memory, by the CPU's flags and the recipes the model's card allows:
 
 * ``fp32``: every weight dequantized (`inference.int8_weights.merge_rows`): float arithmetic on
@@ -52,7 +52,7 @@ def choose(allowed: list[str] | None = None, flags: set[str] | None = None) -> t
     """(recipe, why) for this CPU."""
     allowed = [r for r in (allowed or RECIPES) if r in RECIPES] or ["fp32"]
     forced = os.environ.get(ENV, "")
-    if forced:  # a study of the recipes (models.recipe_eval) may force one the card does not allow
+    if forced:  # a study of the recipes (models.evaluation.recipe_eval) may force one the card does not allow
         if forced not in RECIPES:
             return allowed[0], f"{ENV}={forced} is not a recipe ({', '.join(RECIPES)})"
         return forced, f"{ENV}={forced}" + ("" if forced in allowed else " (not one this model's card allows)")

@@ -88,7 +88,7 @@ def dequantize_model(model):
             add.append(node)
             remove.add(id(n))
         elif n.op_type == "DequantizeLinear" and n.input[0] in inits:
-            # a constant int8 weight (models.mpnet_int8's weight-only recipe): a float initializer
+            # a constant int8 weight (models.export.mpnet_int8's weight-only recipe): a float initializer
             q = _array(inits, n.input[0]).astype(np.float32)
             scale = _array(inits, n.input[1]).astype(np.float32)
             zp = _array(inits, n.input[2]).astype(np.float32) if len(n.input) > 2 and n.input[2] in inits else 0.0
@@ -116,7 +116,7 @@ def dequantize_model(model):
     g.initializer.extend(new_inits)
     from inference.int8_weights import merge_rows
 
-    merge_rows(model)  # int8 weights stored with float16 outlier rows (models.int8_rows): dense again
+    merge_rows(model)  # int8 weights stored with float16 outlier rows (models.export.int8_rows): dense again
     _prune(g)
     model = _topological(model)
     return model
@@ -172,7 +172,7 @@ def to_fp16(model):
 
 
 def dequantize_weight_only(model):
-    """The float graph of a weight-only int8 model (`models.quantize.weight_only_int8`).
+    """The float graph of a weight-only int8 model (`models.export.quantize.weight_only_int8`).
 
     Every ``W_int8`` × ``W_scale`` chain (Cast → Mul → Reshape on constants) becomes the
     float initializer ``W`` again, so that the fp16 conversion sees ordinary float

@@ -32,11 +32,15 @@ no model beyond the reader's probabilities; pure Python + numpy.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
+
+from desktop.domain.expmrc_metric import tokens
+from inference.evidence import predict_evidence, sentences
 
 OPTION_ONLY = "most-similar-sentence"
 WITH_QUESTION = "most-similar-sentence-with-question"
@@ -51,7 +55,7 @@ READER_WEIGHT = 0.5
 
 @dataclass(frozen=True)
 class Settings:
-    """The method's free choices; `models.evidence_cv` picks them by cross-validation."""
+    """The method's free choices; `models.evaluation.evidence_cv` picks them by cross-validation."""
 
     beta: float = BETA  # F-beta of sentence against stem + alternative (> 1 leans to recall)
     short_sentence: int = SHORT_SENTENCE  # a sentence with fewer scored tokens takes a neighbour along
@@ -72,7 +76,7 @@ class Settings:
 
 
 # Chosen by 5-fold cross-validation inside ExpMRC RACE+ dev with the shipped MPNet reader (the
-# setting four of the five folds chose; `python -m models.evidence_cv`, docs/models.md): plain F1
+# setting four of the five folds chose; `python -m models.evaluation.evidence_cv`, docs/models.md): plain F1
 # (β 1), short sentences take a neighbour, the alternatives voted by the reader's probabilities,
 # and a quarter of the score from the reader's own drop without each of the 8 most similar sentences.
 DEFAULT_SETTINGS = Settings(beta=1.0, short_sentence=10, reader_weight=1.0, idf=True, occlusion_weight=0.25,
@@ -94,8 +98,6 @@ def _scored_tokens(text: str) -> tuple[str, ...]:
     question that asks about it (RACE: about four), twice when the attention is mixed in, and the
     word tokenizer is most of the cost of the evidence on a small reader; a tuple, so no caller
     can change what the next one reads."""
-    from desktop.domain.expmrc_metric import tokens
-
     return tuple(tokens(text))
 
 
@@ -103,8 +105,6 @@ class SentenceIndex:
     """Sentences and their scored tokens for a set of passages, with document frequencies."""
 
     def __init__(self, passages: Sequence[str]):
-        from inference.evidence import sentences
-
         self.sentences: dict[str, list[tuple[int, int, list[str]]]] = {}
         df: Counter = Counter()
         for text in passages:
@@ -148,7 +148,7 @@ def weighted_fbeta(sentence: list[str], clue: list[str], idf, beta: float = BETA
 
 def settings_for(card) -> Settings:
     """The evidence settings a model's card names (`evidence`: chosen for that model by
-    `models.evidence_cv`), else the default."""
+    `models.evaluation.evidence_cv`), else the default."""
     given = (getattr(card, "extra", None) or {}).get("evidence") if card is not None else None
     if not isinstance(given, dict):
         return DEFAULT_SETTINGS
@@ -162,8 +162,6 @@ def sentence_attention(sents, offsets: Sequence[tuple[int, int]], weights: Seque
                        pool: str = "sum") -> list[float]:
     """Per sentence (start, end, ...) the attention of the tokens whose first character lies in it,
     summed or averaged; tokens past the reader's cut give nothing."""
-    import bisect
-
     starts = [a for a, _ in offsets]
     out = []
     for a, b, *_ in sents:
@@ -258,8 +256,6 @@ def predict(method: str, passage: str, stem: str, alternatives: Sequence[str], p
         return idf_recall_options(index or SentenceIndex([passage]), passage, stem, alternatives, probabilities,
                                   settings, effects, attention)
     if method in (WITH_QUESTION, OPTION_ONLY):
-        from inference.evidence import predict_evidence
-
         e = predict_evidence(passage, stem, list(alternatives), predicted, method)
         return None if e is None else EvidenceChoice(e.start, e.end, e.text, e.f1, method)
     raise ValueError(f"unknown evidence method {method!r}; expected one of {', '.join(METHODS)}")

@@ -5,7 +5,7 @@ out in turn and the predicted alternative is scored again on what is left; the d
 logit is the sentence's effect.  A sentence the answer rests on costs the reader its
 confidence when it is gone; a sentence it never used costs nothing.  `evidence_choice` mixes
 these effects with its similarity score (`Settings.occlusion_weight`, chosen by
-cross-validation in `models.evidence_cv`).
+cross-validation in `models.evaluation.evidence_cv`).
 
 Only the predicted alternative is re-scored (one sequence per sentence, not four): its logit is
 what the choice rests on, and the other alternatives' sequences would change with the passage

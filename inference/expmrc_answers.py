@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from desktop.domain.model import LETTERS
+
 
 @dataclass
 class ExpmrcAnswers:
@@ -17,7 +19,6 @@ class ExpmrcAnswers:
 def answers(model, questions: Sequence, passages, method: str, progress=None) -> ExpmrcAnswers:
     """Answer (standard format) and evidence by `method` for every question, via `inference.score`."""
     import inference
-    from desktop.domain.model import LETTERS
 
     scores = inference.score(model, questions, passages, ["standard"], evidence=method, progress=progress)
     out = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from desktop.domain.model import index_of, letter
 from inference import formatting
 
 STEM = "stem"
@@ -61,8 +62,6 @@ EFFECT_DIGITS = 6
 
 def element_name(alternative: int | None) -> str:
     """"stem", or the alternative's letter."""
-    from desktop.domain.model import letter
-
     return STEM if alternative is None else letter(alternative)
 
 
@@ -96,8 +95,6 @@ class Attribution:
 
     @property
     def alternative(self) -> int | None:
-        from desktop.domain.model import index_of
-
         return None if self.element == STEM else index_of(self.element)
 
 
@@ -122,8 +119,6 @@ class WordSet:
 
 
 def _unit(w: dict) -> Unit:
-    from desktop.domain.model import index_of
-
     return Unit(None if w["element"] == STEM else index_of(w["element"]), int(w["start"]), int(w["end"]), str(w["word"]))
 
 

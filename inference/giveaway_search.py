@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 
-from inference.giveaway import occlude, units
 from inference.giveaway_result import (
     ALL,
     EFFECT_DIGITS,
@@ -34,6 +33,7 @@ from inference.giveaway_result import (
     WordSet,
     element_order,
 )
+from inference.giveaway_units import occlude, units
 
 BASE, ALONE, GROUP, TOGETHER = "base", "alone", "group", "together"
 

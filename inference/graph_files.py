@@ -1,12 +1,12 @@
 """What a graph file holds besides its nodes: its weights as ONNX external data, and whether
-its int8 weights are stored with float16 outlier rows (`models.int8_rows`)."""
+its int8 weights are stored with float16 outlier rows (`models.export.int8_rows`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 
 def stored_rows(path: Path) -> bool:
-    """Whether the graph holds int8 weights with float16 outlier rows (`models.int8_rows`)."""
+    """Whether the graph holds int8 weights with float16 outlier rows (`models.export.int8_rows`)."""
     try:
         import onnx
 

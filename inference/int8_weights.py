@@ -1,4 +1,4 @@
-"""Reading the shipped int8 weights with float16 outlier rows (`models.int8_rows` writes them).
+"""Reading the shipped int8 weights with float16 outlier rows (`models.export.int8_rows` writes them).
 
 A stored MatMul computes x·dq(W') + x[:, idx]·R, with W' int8 (the outlier rows zeroed) and R
 the float16 outlier rows.  `merge_rows` folds R back into the dense weight of a dequantized

@@ -4,7 +4,7 @@ The per-alternative layout (`inference.formatting`) encodes each alternative in 
 its own, the passage repeated four times.  Here the passage and the stem are read once and the
 alternatives follow one another; each alternative's score is pooled from its own tokens (and
 the separator after it), so one encoder pass scores all of them — about 3.5 times fewer tokens
-for a RACE question in the standard format.  Training (`models.distill`) and the runtime
+for a RACE question in the standard format.  Training (`models.training.distill`) and the runtime
 (`inference.scoring`) both call `encode`, so a model is scored on exactly the input it learnt.
 
     standard  C+Q+{O}:  <s> passage </s></s> stem </s> A </s> B </s> C </s> D </s>

@@ -1,6 +1,6 @@
 """Where each alternative looks in the passage: the reader's own attention, as a graph output.
 
-For a one-sequence graph (`models.mpnet_onnx.build`, layout one-sequence) `add` appends an
+For a one-sequence graph (`models.export.mpnet_onnx.build`, layout one-sequence) `add` appends an
 output ``option_attention`` [B, K, T]: for the chosen layers, the attention probabilities of the
 layer (softmax(QKᵀ/√d + MPNet's position bias), averaged over heads and layers), averaged over
 the tokens of each alternative.  Row k says how much alternative k's tokens attend to each token
@@ -22,7 +22,7 @@ OUTPUT = "option_attention"
 def add(model, layers: list[int], output: str = OUTPUT):
     """`model` (ModelProto, one-sequence layout) with the `output` [B, K, T] of the mean attention of
     `layers`; in place (several calls with other names add several outputs: the study of
-    `models.evidence_cv` reads every layer's at once)."""
+    `models.evaluation.evidence_cv` reads every layer's at once)."""
     from onnx import TensorProto, helper, numpy_helper
 
     g = model.graph

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from desktop.domain.errors import ModelError
+from desktop.domain.model import Prediction
 from inference import evidence_choice, formatting, metrics
 from inference.batching import (DEFAULT_TOKENS_PER_BATCH, GPU_TOKENS_PER_BATCH, UNPADDED_TOKENS_PER_BATCH,
                                 length_batches, logits_once)
@@ -57,8 +58,6 @@ class QuestionScores:
 
     def predictions(self) -> list:
         """Domain `Prediction`s, one per format, ready for `store.add_predictions`."""
-        from desktop.domain.model import Prediction
-
         mi = self.mi_bits
         out = []
         for fmt, f in self.formats.items():

@@ -18,6 +18,7 @@ import numpy as np
 
 from desktop.domain.errors import ModelError
 from inference.card import ModelCard, check_graph_inputs
+from inference.evidence_choice import settings_for
 from inference.formatting import Encoded
 from inference.gpu_graph import GPU_LENGTH_BUCKET, derive_fp16, pad_to_bucket
 from inference.graph_files import external_data_problem, stored_rows
@@ -277,8 +278,6 @@ class Runner:
 
 def _evidence_attention(card) -> tuple[int, ...]:
     """The layers whose attention the card's evidence settings weigh in (none: no extra output)."""
-    from inference.evidence_choice import settings_for
-
     st = settings_for(card)
     return tuple(st.attention_layers) if st.attention_weight > 0 else ()
 

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from desktop.domain import expmrc_metric
-from models import evidence as E
-from models import evidence_cv as CV
+from models.evaluation import evidence as E
+from models.evaluation import evidence_cv as CV
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "expmrc" / "expmrc-race-dev.json"
 
@@ -44,7 +44,7 @@ def test_folds_split_by_passage_and_every_question_is_scored_once_held_out():
 
 
 def test_the_recorded_cross_validation_is_what_the_docs_say():
-    from models.report_data import DEFAULT_RUN
+    from models.report.data import DEFAULT_RUN
 
     recorded = json.loads((DEFAULT_RUN / "evidence_cv.json").read_text(encoding="utf-8"))
     assert recorded["questions"] == 561 and recorded["folds"] == 5

@@ -13,7 +13,7 @@ import pytest
 
 from desktop.domain.expmrc_metric import evidence_f1, score_multiple_choice
 from inference.evidence import sentences
-from models import evidence as E
+from models.evaluation import evidence as E
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data"

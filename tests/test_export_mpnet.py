@@ -19,8 +19,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from inference import formatting  # noqa: E402
-from models import export as E  # noqa: E402
-from models.mc_model import HFEncoder, MultipleChoiceModel, default_backbone  # noqa: E402
+from models.export import onnx_export as E  # noqa: E402
+from models.training.mc_model import HFEncoder, MultipleChoiceModel, default_backbone  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "race" / "dev" / "middle"
 

@@ -1,4 +1,4 @@
-"""models/export.py: faithful ONNX export (1e-3), dynamic axes, int8 agreement, typed errors."""
+"""models/export/onnx_export.py: faithful ONNX export (1e-3), dynamic axes, int8 agreement, typed errors."""
 from __future__ import annotations
 
 import json
@@ -12,9 +12,9 @@ onnx = pytest.importorskip("onnx")
 
 import inference  # noqa: E402
 from inference import formatting  # noqa: E402
-from models import export as E  # noqa: E402
-from models.mc_model import build, default_backbone  # noqa: E402
-from models.tiny import TINY, dream_questions  # noqa: E402
+from models.export import onnx_export as E  # noqa: E402
+from models.export.tiny import TINY, dream_questions  # noqa: E402
+from models.training.mc_model import build, default_backbone  # noqa: E402
 
 
 @pytest.fixture(scope="module")

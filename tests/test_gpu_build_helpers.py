@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from models import carry, evaluation, gpu_build
+from models.evaluation import summary as evaluation
+from models.shipping import carry, gpu_build
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -120,11 +121,11 @@ def test_collect_brings_back_at_most_eight_files(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_pack_trains_on_deduplicated_race_only():
-    from models import dedup, race_pack
+    from models.training import dedup, race_pack
 
     records, counts = race_pack.pack(DATA)
     race = counts["records"]
-    # race/README.md: 87,866 train and 4,887 dev questions, minus what models.dedup removes
+    # race/README.md: 87,866 train and 4,887 dev questions, minus what models.training.dedup removes
     assert race["train"] == {"race": 87866 - 526} and race["dev"] == {"race": 4887 - 28}
     assert race["eval"]["race"] == 4934 and race["eval"]["expmrc"] == 561 and race["eval"]["embrace"] == 1165
     held = set()

@@ -1,4 +1,4 @@
-"""`models.mpnet` computes what transformers' MPNetModel computes, from the same weights.
+"""`models.training.mpnet` computes what transformers' MPNetModel computes, from the same weights.
 
 A tiny random MPNet (transformers' own config class, saved offline) on real RACE dev
 questions tokenized by the runtime's rules, padded to different lengths: the last hidden
@@ -20,7 +20,7 @@ DATA = ROOT.parent / "shared" / "data"
 def tiny_mpnet(tmp_path_factory):
     import shutil
 
-    from models.mc_model import default_backbone
+    from models.training.mc_model import default_backbone
 
     config = transformers.MPNetConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
                                       intermediate_size=96, vocab_size=30522, max_position_embeddings=514)
@@ -36,9 +36,9 @@ def tiny_mpnet(tmp_path_factory):
 
 def real_batch(max_length: int, fmt: str):
     from inference.formatting import encode_questions, load_tokenizer
-    from models.dedup import read_race
+    from models.training.dedup import read_race
 
-    from models.mc_model import default_backbone
+    from models.training.mc_model import default_backbone
 
     passages = read_race(DATA / "race", "dev")[:3]
     qs = [(p.article, p.questions[0], p.options[0]) for p in passages]
@@ -49,7 +49,7 @@ def real_batch(max_length: int, fmt: str):
 
 @pytest.mark.parametrize("max_length,fmt", [(64, "shortcut"), (512, "standard")])
 def test_the_written_out_mpnet_matches_transformers(tiny_mpnet, max_length, fmt):
-    from models.mpnet import load_pretrained
+    from models.training.mpnet import load_pretrained
 
     ids, mask = real_batch(max_length, fmt)
     ids_hf = ids.clone()
@@ -65,7 +65,7 @@ def test_the_written_out_mpnet_matches_transformers(tiny_mpnet, max_length, fmt)
 
 
 def test_the_position_bias_table_stays_as_pretrained(tiny_mpnet):
-    from models.mpnet import load_pretrained
+    from models.training.mpnet import load_pretrained
 
     enc = load_pretrained(tiny_mpnet)
     assert not enc.encoder.relative_attention_bias.weight.requires_grad

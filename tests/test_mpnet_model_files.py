@@ -1,6 +1,6 @@
 """The shipped model's file layout, on a tiny random MPNet exported through the same code.
 
-`models.gpu_ship` writes the reader as `models.mpnet_onnx` builds it (MultiHeadAttention with
+`models.shipping.gpu_ship` writes the reader as `models.export.mpnet_onnx` builds it (MultiHeadAttention with
 MPNet's relative position bias, no padding mask: the CPU runs one sequence at a time),
 int8 weights rebuilt by DequantizeLinear (`quantize(..., "weights")`), and its weights as ONNX
 external data in several files (`save_split`).  Such a directory, loaded by the runtime, must
@@ -36,9 +36,9 @@ def tiny(tmp_path_factory):
 
 def build(root: Path):
     """(PyTorch model, fp32 directory, int8 directory) of a 2-layer, 48-wide MPNet reader."""
-    from models import external_data, mpnet_int8, mpnet_onnx
-    from models.mc_model import MultipleChoiceModel, default_backbone
-    from models.mpnet import MPNetConfig, MPNetEncoder
+    from models.export import external_data, mpnet_int8, mpnet_onnx
+    from models.training.mc_model import MultipleChoiceModel, default_backbone
+    from models.training.mpnet import MPNetConfig, MPNetEncoder
 
     torch.manual_seed(0)
     cfg = MPNetConfig(vocab_size=30522, hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
@@ -66,7 +66,7 @@ def build(root: Path):
 
 
 def _questions(n=4):
-    from models.dedup import read_race
+    from models.training.dedup import read_race
 
     return [(p.article, p.questions[0], p.options[0]) for p in read_race(DATA / "race", "dev")[:n]]
 

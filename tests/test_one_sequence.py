@@ -1,5 +1,5 @@
 """The one-sequence layout, end to end on real RACE dev questions with the tiny one-sequence model
-(tests/data/tiny_oneseq, written by `python -m models.tiny_one_sequence` through the shipped path):
+(tests/data/tiny_oneseq, written by `python -m models.export.tiny_one_sequence` through the shipped path):
 encoding, the graph against PyTorch, the int8 storage with outlier rows, the CPU recipes, scoring,
 the reader's option attention and the give-away words."""
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_cutting_an_encoded_question_equals_encoding_it_shorter(tok):
 
 def test_permuted_alternatives_keep_their_tokens(tok):
     from inference.one_sequence import tokenize
-    from models.one_sequence_data import permuted
+    from models.training.one_sequence_data import permuted
 
     qs, passages = race_questions(2)
     q = qs[1]
@@ -94,8 +94,8 @@ def test_graph_computes_what_pytorch_computes():
 
     from inference.formatting import load_tokenizer
     from inference.one_sequence import encode
-    from models import mpnet_onnx
-    from models.one_sequence_reader import mpnet_student
+    from models.export import mpnet_onnx
+    from models.training.one_sequence_reader import mpnet_student
 
     state, cfg = mpnet_onnx.state_from_graph(onnx.load(str(TINY / "model.int8.onnx")))
     reader = mpnet_student(state, {**cfg, "pad_token_id": 1}).eval()
@@ -201,8 +201,8 @@ def test_option_attention_is_the_layers_softmax_pooled_over_each_alternative(tok
 
     from inference import cpu_recipes, option_attention
     from inference.one_sequence import encode
-    from models.mpnet_onnx import state_from_graph
-    from models.one_sequence_reader import mpnet_student
+    from models.export.mpnet_onnx import state_from_graph
+    from models.training.one_sequence_reader import mpnet_student
 
     stored = onnx.load(str(TINY / "model.int8.onnx"))
     graph = option_attention.add(cpu_recipes.derive(stored, "fp32"), [0, 1])

@@ -26,13 +26,13 @@ MB = 1_000_000
 
 
 def test_the_cards_are_what_the_build_records_give():
-    from models.cpu_reader_card import build
+    from models.report.cpu_reader_card import build
 
     default, accurate = build(RUN, ROOT / "models")
     for path, want in ((DEFAULT, default), (ACCURATE, accurate)):
         have = json.loads((path / "card.json").read_text(encoding="utf-8"))
         have.pop("created"), want.pop("created")
-        assert have == json.loads(json.dumps(want)), f"{path}/card.json: run python -m models.cpu_reader_card"
+        assert have == json.loads(json.dumps(want)), f"{path}/card.json: run python -m models.report.cpu_reader_card"
 
 
 def test_the_card_says_what_the_model_is_and_how_it_was_made():
@@ -41,7 +41,7 @@ def test_the_card_says_what_the_model_is_and_how_it_was_made():
     assert card.inputs == ["input_ids", "attention_mask", "option_ids"] and card.files == {"int8": "model.int8.onnx"}
     t = card.training
     assert t["teacher"]["id"] == "mpnet-race-v1"
-    assert t["data"]["race"] == {"train": 87866 - 526, "dev": 4887 - 28}  # race/README.md minus models.dedup
+    assert t["data"]["race"] == {"train": 87866 - 526, "dev": 4887 - 28}  # race/README.md minus models.training.dedup
     d = t["distillation"]
     assert {"init", "targets", "loss", "lr", "epochs"} <= set(d) and d["epochs"] > 1
     q = card.extra["quantization"]
@@ -93,8 +93,8 @@ def test_every_file_fits_a_git_host():
 def _clear_race_test_questions(n: int):
     """The first `n` RACE test questions (file order) whose recorded float logits have a clear winner
     in both formats: (records, {(id, format): logits})."""
-    from models.dedup import read_race
-    from models.race_pack import race_records
+    from models.training.dedup import read_race
+    from models.training.race_pack import race_records
 
     rows = {}
     with gzip.open(RUN / "eval" / "float32_race-test_384.jsonl.gz", "rt", encoding="utf-8") as f:

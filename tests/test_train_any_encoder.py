@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from models import checkpoint  # noqa: E402
-from models.mc_model import HFEncoder, default_backbone  # noqa: E402
+from models.training import checkpoint  # noqa: E402
+from models.training.mc_model import HFEncoder, default_backbone  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -33,9 +33,9 @@ FAMILIES = {
 
 @pytest.fixture(scope="module")
 def packed(tmp_path_factory):
-    """24 real DREAM test questions (role train) and 8 DREAM dev ones, packed as `models.data` packs
+    """24 real DREAM test questions (role train) and 8 DREAM dev ones, packed as `models.training.data` packs
     them: every training process then reads 32 records, not two DREAM files."""
-    from models.data import load_records, write_jsonl
+    from models.training.data import load_records, write_jsonl
 
     recs = load_records([str(DATA / "dream" / "dev.json"), str(DATA / "dream" / "test.json")])
     train = [r for r in recs if r["role"] == "train"][:24]
@@ -60,7 +60,7 @@ pytestmark = pytest.mark.slow  # torch + transformers imports; training itself t
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_train_a_few_steps_with_each_encoder_family(family, tmp_path, packed):
-    from models.train import main
+    from models.training.train import main
 
     d = backbone_dir(tmp_path, family)
     out = tmp_path / "run"
@@ -75,8 +75,8 @@ def test_train_a_few_steps_with_each_encoder_family(family, tmp_path, packed):
     enc = model.encoder
     if family == "bert":
         assert not isinstance(enc, HFEncoder)  # the classic BERT: exported with fused attention
-    elif family == "mpnet":  # written out (models.mpnet): fused attention with its position bias
-        from models.mpnet import MPNetEncoder
+    elif family == "mpnet":  # written out (models.training.mpnet): fused attention with its position bias
+        from models.training.mpnet import MPNetEncoder
 
         assert isinstance(enc, MPNetEncoder) and not enc.uses_token_types
     else:
@@ -96,7 +96,7 @@ def test_torchrun_two_processes_on_cpu_end_with_the_same_weights(tmp_path, packe
     out = tmp_path / "ddp"
     # torchrun as a module of the running interpreter: a `torchrun` on PATH may be another environment's
     cmd = [sys.executable, "-m", "torch.distributed.run"] + [
-        "--nproc_per_node", "2", "--standalone", "-m", "models.train",
+        "--nproc_per_node", "2", "--standalone", "-m", "models.training.train",
         "--data", str(packed), "--out", str(out),
         "--backbone", str(d), "--crossfit", "1",
         "--epochs", "1", "--limit", "24", "--max-length", "48", "--batch-size", "4", "--device", "cpu",

@@ -2,7 +2,7 @@
 
 The logits are the build's evaluation rows (docs/model_runs/cpu-reader-2026-11-27/eval/
 float32_race-{dev,test}_384.jsonl.gz: the shipped files' weights in float32, the model the CPU
-recipes are checked against; `python -m models.cpu_reader_card` writes the card from them)."""
+recipes are checked against; `python -m models.report.cpu_reader_card` writes the card from them)."""
 import gzip
 import json
 from pathlib import Path
@@ -11,7 +11,7 @@ import pytest
 
 from inference.card import load_card
 from inference.metrics import expected_calibration_error, fit_temperature, mean_max_probability, softmax
-from models.predictions import arrays, by_format
+from models.training.predictions import arrays, by_format
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "models" / "default"

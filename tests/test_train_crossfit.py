@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from models.data import CROSSFIT, DEV, load_records, passage_group, read_jsonl, write_jsonl
-from models.train_run import assign_folds, split_for_run
+from models.training.data import CROSSFIT, DEV, load_records, passage_group, read_jsonl, write_jsonl
+from models.training.train_run import assign_folds, split_for_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 SOURCES = [DATA / "embrace" / "embrace_green.jsonl", DATA / "expmrc" / "expmrc-race-dev.json",

@@ -1,7 +1,7 @@
 """Training de-duplication on the real files: RACE train and dev lose every passage that also
 occurs (normalised) in RACE test, EMBRACE or ExpMRC.
 
-The numbers are what ../shared/data gives (computed by `python -m models.dedup`), checked
+The numbers are what ../shared/data gives (computed by `python -m models.training.dedup`), checked
 here against the official RACE counts (race/README.md: 25,137 / 87,866 train, 1,389 / 4,887
 dev) and two ways of matching:
 
@@ -11,7 +11,7 @@ dev) and two ways of matching:
   test and 317 removed training questions: the README counts copies that differ by a
   word or two, which exact matching misses (train/high/299.txt is ExpMRC's passage with
   "a bit of" added).
-* the rule `models.dedup` applies (equal text, or equal first or last 300 normalised
+* the rule `models.training.dedup` applies (equal text, or equal first or last 300 normalised
   characters): 147 train passages (526 questions; 76 RACE test, 28 EMBRACE and 65 ExpMRC
   texts have a copy there) and 8 dev passages (28 questions); ExpMRC in test: 4 (the
   first 300 characters alone give the README's 2).  The first 300 characters alone give the probe's 317 questions; the end
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from models import dedup as D
+from models.training import dedup as D
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

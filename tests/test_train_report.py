@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from inference.card import card_from_json, load_card
-from models import report
+from models.report import models_md as report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "models" / "default"
@@ -98,7 +98,7 @@ def test_the_frontier_is_what_the_records_give(res):
 
 
 def test_figures_are_drawn(res, tmp_path):
-    from models.frontier import plot
+    from models.report.frontier import plot
 
     report.figure4(res["items"], tmp_path / "f4.png")
     report.figure5(res["items"], tmp_path / "f5.png")

@@ -13,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from models import checkpoint  # noqa: E402
-from models.mc_model import BertConfig, build, default_backbone  # noqa: E402
+from models.training import checkpoint  # noqa: E402
+from models.training.mc_model import BertConfig, build, default_backbone  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 TINY = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
@@ -38,7 +38,7 @@ def backbone(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def run_dir(backbone, tmp_path_factory):
-    from models.train import main
+    from models.training.train import main
 
     out = tmp_path_factory.mktemp("run")
     main(["--data", str(DATA / "dream" / "dev.json"), str(DATA / "embrace" / "embrace_green.jsonl"),
@@ -64,8 +64,8 @@ def test_package_exports_a_model_the_runtime_loads(run_dir, tmp_path):
     import inference
     from desktop.formats import dream
     from inference.metrics import T_MAX, T_MIN, mean_max_probability
-    from models.package import package
-    from models.predictions import arrays, by_format, read_rows
+    from models.export.package import package
+    from models.training.predictions import arrays, by_format, read_rows
 
     out = tmp_path / "model"
     card = package(run_dir, out, [str(DATA / "dream" / "dev.json")], n_validation=12, command="pytest")

@@ -29,7 +29,7 @@ GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
 TINY = Path(os.environ.get("MCQLENS_TEST_MODEL", ROOT / "tests" / "data" / "tiny_model"))
 
 needs_model = pytest.mark.skipif(not (TINY / "card.json").is_file(),
-                                 reason=f"the tiny test model is not built yet ({TINY}; python -m models.tiny)")
+                                 reason=f"the tiny test model is not built yet ({TINY}; python -m models.export.tiny)")
 
 
 @pytest.fixture(scope="module")

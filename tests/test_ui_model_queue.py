@@ -27,6 +27,7 @@ from desktop.ui.backend import Backend  # noqa: E402
 from desktop.ui.main_window import MainWindow  # noqa: E402
 from desktop.app.model_stages import EVIDENCE, GIVEAWAY, PROBABILITIES  # noqa: E402
 from desktop.ui.navigator.item_list import SCORED_MARK  # noqa: E402
+from inference.giveaway_result import variant as giveaway_variant  # noqa: E402 - the default explanation variant
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
@@ -103,7 +104,7 @@ def test_open_item_first_then_the_next_items_in_the_navigators_order(qtbot, monk
         preds = {p.input_format: p for p in store.predictions(item, mr.model.id)}
         assert set(preds) == {"standard", "shortcut"}
         assert preds["standard"].evidence and not preds["standard"].extra.get("evidence_pending")
-        assert store.explanation(item, mr.model.id, "delete") is not None
+        assert store.explanation(item, mr.model.id, giveaway_variant()) is not None
     assert mr.queue_control.model_state.text() == "model: 3 items ahead"
     # the navigator marks the items whose numbers are stored
     model = window.navigator.model
@@ -299,7 +300,7 @@ def test_closing_the_window_stops_the_queue_without_losing_a_stored_row(qtbot, m
             if stage == EVIDENCE:
                 assert preds["standard"].evidence, item
             if stage == GIVEAWAY:
-                assert store.explanation(item, "tiny-bert-2x32", "delete") is not None
+                assert store.explanation(item, "tiny-bert-2x32", giveaway_variant()) is not None
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 

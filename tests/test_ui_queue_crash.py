@@ -17,6 +17,7 @@ import pytest
 
 from desktop import formats
 from desktop.store import Store
+from inference.giveaway_result import variant as giveaway_variant
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEN = ROOT.parent / "shared" / "data" / "embrace" / "embrace_green.jsonl"
@@ -96,7 +97,7 @@ def _stored(db: Path, lines: str) -> None:
             if stage == "evidence":
                 assert preds["standard"].evidence, item
             if stage == "giveaway":
-                assert store.explanation(item, "tiny-bert-2x32", "delete") is not None, item
+                assert store.explanation(item, "tiny-bert-2x32", giveaway_variant()) is not None, item
 
 
 def _edits_kept(db: Path, ids: list[int]) -> None:

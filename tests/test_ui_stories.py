@@ -278,7 +278,7 @@ def test_merge_conflicts_are_listed_and_kept_as_the_cli_keeps_them(qtbot, tmp_pa
 
 
 needs_model = pytest.mark.skipif(not (TINY / "card.json").is_file(),
-                                 reason=f"the tiny test model is not built yet ({TINY}; python -m models.tiny)")
+                                 reason=f"the tiny test model is not built yet ({TINY}; python -m models.export.tiny)")
 
 
 def _predictions(store: Store) -> dict:

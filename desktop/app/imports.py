@@ -18,6 +18,7 @@ from desktop.domain.model import DEFAULT_ANNOTATOR, Dataset
 from desktop.domain.words import count
 from desktop.formats import door
 from desktop.store import Store, own_files
+from desktop.store.importing import collector_paused
 
 # Questions held while reading (about 1 KB each in memory); a larger file is read again when stored
 KEEP_QUESTIONS = 150_000
@@ -31,10 +32,11 @@ def read_paths(paths: list[str], db: str, fmt: str = "auto",
         own_files.refuse(path, db)
     keep = formats.Budget(KEEP_QUESTIONS)  # read at call time (a test sets the module's KEEP_QUESTIONS)
     read = []
-    for i, path in enumerate(paths):
-        name = os.path.basename(os.path.normpath(path)) or path
-        progress = progress_of(i, name) if progress_of is not None else None
-        read.append((path, door.read(path, fmt, verb="imported", keep=keep, progress=progress)))
+    with collector_paused():  # as while storing (desktop/store/importing.py)
+        for i, path in enumerate(paths):
+            name = os.path.basename(os.path.normpath(path)) or path
+            progress = progress_of(i, name) if progress_of is not None else None
+            read.append((path, door.read(path, fmt, verb="imported", keep=keep, progress=progress)))
     return read
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import Callable
 
 from desktop.domain.errors import StoreError
+# light at load: these modules import pandas and matplotlib only when a report is written
+from desktop.reports.corpus_items import tables_from_store
+from desktop.reports.corpus_report import write_report
 from desktop.store import open_database
 
 
 def corpus_report(store, out: str, source: str | None = None, annotator: str | None = None) -> dict:
     """Write the corpus report of `store` into folder `out`; returns write_report's summary
     (what `mcqlens report` and the window's Reports → Report… do)."""
-    # inside: pandas and matplotlib load only when a report is written
-    from desktop.reports.corpus_items import tables_from_store
-    from desktop.reports.corpus_report import write_report
-
     tables = tables_from_store(store, source=source, annotator=annotator)
     if not len(tables.items):
         raise StoreError(f"{store.path}: no questions to report on")

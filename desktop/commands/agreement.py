@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from desktop.app import paths
+from desktop.app.agreement import agreement_report, write_agreement
 from desktop.commands.progress import Heartbeat
 from desktop.domain.errors import StoreError
 from desktop.domain.words import count
+from desktop.store import Store
 
 
 def register(sub) -> None:
@@ -28,11 +31,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    # inside: the store and the readers stay out of the command line's start-up
-    from desktop.app import paths
-    from desktop.app.agreement import agreement_report, write_agreement
-    from desktop.store import Store
-
     if not Path(args.db).exists():
         raise StoreError(f"{args.db}: no such database (import something first: mcqlens import FILE --db DB)")
     out = paths.output_folder(args.output)  # checked before the work

@@ -14,6 +14,12 @@ from __future__ import annotations
 
 import sys
 
+from desktop.domain.changes import FIELDS, Change
+from desktop.domain.difficulty import VARIABLES
+from desktop.domain.errors import McqLensError, StoreError
+from desktop.formats import safe_read
+from desktop.store import Store
+
 
 def register(sub) -> None:
     p = sub.add_parser("annotate", help="apply edits given as JSON lines on stdin (batch edits, scripts)",
@@ -26,10 +32,6 @@ def register(sub) -> None:
 
 
 def run(args, stdin=None, stdout=None) -> int:
-    from desktop.domain.changes import Change
-    from desktop.domain.errors import McqLensError
-    from desktop.store import Store
-
     stdin = stdin or sys.stdin
     # bytes, decoded line by line: an invalid byte is that line's error, not a lone
     # surrogate (Python's surrogateescape) that reaches the database insert
@@ -55,9 +57,6 @@ def run(args, stdin=None, stdout=None) -> int:
 
 
 def _one(store, line: str | bytes, change_cls) -> str:
-    from desktop.domain.errors import StoreError
-    from desktop.formats import safe_read
-
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8-sig")
@@ -97,15 +96,9 @@ def _one(store, line: str | bytes, change_cls) -> str:
 
 
 def _known(field: str) -> bool:
-    from desktop.domain.changes import FIELDS
-    from desktop.domain.difficulty import VARIABLES
-
     return field in FIELDS or (field.startswith("difficulty.") and field.split(".", 1)[1] in VARIABLES)
 
 
 def known_fields() -> str:
     """The fields a line may set, as a list for the error message."""
-    from desktop.domain.changes import FIELDS
-    from desktop.domain.difficulty import VARIABLES
-
     return ", ".join(FIELDS) + ", difficulty.<" + "|".join(VARIABLES) + ">"

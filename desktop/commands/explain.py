@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import sys
 
+from desktop.app import paths
 from desktop.commands.progress import Progress
 from desktop.domain.errors import InputError, ModelError, StoreError
 from desktop.domain.giveaway_kinds import FLAGGED_N
+from desktop.formats import door
+from desktop.store import Store
 
 
 def register(sub) -> None:
@@ -66,10 +69,7 @@ def _item_ids(args_items: list[str] | None) -> list[str] | None:
 def run(args) -> int:
     # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     import inference
-    from desktop.app import paths
     from desktop.app.explain import explain_store, write_csv
-    from desktop.formats import door
-    from desktop.store import Store
     from inference import giveaway as G
     from inference.catalog import locate_model
 

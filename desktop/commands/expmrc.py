@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import sys
 
+from desktop.app.paths import output_file
 from desktop.commands.progress import Progress
 from desktop.domain.errors import ModelError
+from desktop.domain.expmrc_metric import score_multiple_choice
 from desktop.domain.words import count
+from desktop.formats import door, expmrc
 
 
 def register(sub) -> None:
@@ -42,9 +45,6 @@ def register(sub) -> None:
 
 
 def run_evaluate(args) -> int:
-    from desktop.domain.expmrc_metric import score_multiple_choice
-    from desktop.formats import door, expmrc
-
     # through the door every command reads a user's file: strict JSON, size cap, one error line
     dataset = expmrc.check_scorable(door.read_json(args.dataset, "dataset file"), args.dataset)
     predictions = expmrc.check_prediction_rows(door.read_json(args.predictions, "prediction file"),
@@ -56,8 +56,6 @@ def run_evaluate(args) -> int:
 def run_predict(args) -> int:
     # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     from desktop.app.expmrc import predict, write_predictions
-    from desktop.app.paths import output_file
-    from desktop.formats import door
     from inference.catalog import locate_model
 
     door.input_file(args.dataset, what="dataset file")

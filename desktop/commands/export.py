@@ -5,9 +5,11 @@ too; `predictions`: `desktop.commands.export_predictions`) and prints its summar
 """
 from __future__ import annotations
 
+from desktop.app.export import export
 from desktop.app.export_kinds import KINDS, LAYERS, ON_TOP
 from desktop.commands import export_predictions
 from desktop.commands.progress import Heartbeat
+from desktop.store import Store
 
 
 def register(sub) -> None:
@@ -36,9 +38,6 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.kind == "predictions":
         return export_predictions.run(args)
-    # inside: the store and the writers stay out of the command line's start-up
-    from desktop.app.export import export
-
     # a line every few seconds while a large database is read and written (stderr, any stream)
     with _open(args.db) as store, Heartbeat("export") as beat:
         result = export(store, args.kind, args.output, annotator=args.annotator, everyone=args.everyone,
@@ -53,6 +52,4 @@ def run(args) -> int:
 
 
 def _open(db: str):
-    from desktop.store import Store
-
     return Store.open(db, read_only=True)  # an export never writes to the database

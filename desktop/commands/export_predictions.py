@@ -5,12 +5,12 @@ The work is `desktop.app.export_predictions.export_predictions` (File → Export
 from __future__ import annotations
 
 from desktop.domain.words import count
+from desktop.store import Store
 
 
 def run(args) -> int:
     # inside: `inference` (numpy, tokenizers) stays out of the command line's start-up
     from desktop.app.export_predictions import export_predictions
-    from desktop.store import Store
 
     with Store.open(args.db, read_only=True) as store:
         n_rows, n_items = export_predictions(store, args.output, force=args.force, source=args.source)

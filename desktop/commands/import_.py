@@ -6,6 +6,7 @@ on a terminal, a line every few seconds otherwise.
 """
 from __future__ import annotations
 
+from desktop.app import imports
 from desktop.commands.progress import Progress, reading
 
 FORMAT_CHOICES = ("auto", "race", "embrace", "expmrc", "expmrc-pred", "dream", "quail", "cosmosqa")
@@ -25,9 +26,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    # inside: the store and the readers stay out of the command line's start-up
-    from desktop.app import imports
-
     n = len(args.paths)
     with Progress(100, "%", label="reading") as step:
         read = imports.read_paths(args.paths, args.db, args.format,

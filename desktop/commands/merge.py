@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from desktop.app import merge, paths
 from desktop.commands.progress import Progress, reading
+from desktop.formats import door
 
 
 def register(sub) -> None:
@@ -30,10 +32,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    # inside: the store and the readers stay out of the command line's start-up
-    from desktop.app import merge, paths
-    from desktop.formats import door
-
     door.input_file(args.other, folders=True)  # a pipe or device would block the merge forever
     merge.check_not_itself(args.other, args.db)
     if args.conflicts:  # checked before the merge is committed, not after

@@ -15,9 +15,18 @@ from __future__ import annotations
 
 import argparse
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
+from desktop.commands.progress import Progress
+from desktop.domain import nota, values
 from desktop.domain.errors import InputError, McqLensError
+from desktop.domain.nota import NOTA_TEXT
 from desktop.domain.words import count
+from desktop.formats import door
+from desktop.reports import nota_eval, nota_heatmap, nota_labels
+from desktop.reports.nota_output import write_race
+from desktop.reports.nota_scoring import load_models
+from desktop.store import Store
 
 DEFAULT_CS = "0,0.1,...,1"
 
@@ -59,8 +68,6 @@ def _source_args(p) -> None:
 
 
 def _common(p) -> None:
-    from desktop.domain.nota import NOTA_TEXT
-
     p.add_argument("--seed", default="1", help="random seed (same seed, same output)")
     p.add_argument("--replicas", type=int, default=5, help="copies of each test set, differently seeded (5)")
     p.add_argument("--text", default=NOTA_TEXT, help=f"the NOTA alternative (default {NOTA_TEXT!r})")
@@ -96,8 +103,6 @@ def parse_cs(text: str) -> list[str]:
 def load_passages(args, path: str | None):
     """Passages from a file/folder or from the database (--db)."""
     if args.db:
-        from desktop.store import Store
-
         store = Store.open(args.db, read_only=True)
         try:
             datasets = store.load_datasets(source=args.source)
@@ -107,7 +112,6 @@ def load_passages(args, path: str | None):
     else:
         if not path:
             raise McqLensError("give an input file or folder, or --db DATABASE")
-        from desktop.formats import door
 
         datasets = door.read(path, args.fmt)
         where = path
@@ -120,8 +124,6 @@ def load_passages(args, path: str | None):
 def _seed(value: str):
     """A whole number (ASCII digits, as `values.whole_number` reads them) is a number seed;
     any other text ("²" included) is a text seed."""
-    from desktop.domain import values
-
     text = value.strip()
     n = values.whole_number(text.removeprefix("-"))
     if n is None:
@@ -130,9 +132,6 @@ def _seed(value: str):
 
 
 def make(args) -> int:
-    from desktop.domain import nota
-    from desktop.reports.nota_output import write_race
-
     passages = load_passages(args, args.input)
     if args.replicas < 1:
         raise McqLensError("--replicas must be at least 1")
@@ -146,11 +145,6 @@ def make(args) -> int:
 
 
 def evaluate(args) -> int:
-    from pathlib import Path
-
-    from desktop.reports import nota_eval, nota_heatmap, nota_labels
-    from desktop.reports.nota_scoring import load_models
-
     passages = load_passages(args, args.data)
     out = Path(args.output)
     models = load_models(args.model, args.input_format, args.device)
@@ -178,8 +172,6 @@ def evaluate(args) -> int:
 
 def _progress():
     # the progress every long command shows: a bar on a terminal, a line every few seconds otherwise
-    from desktop.commands.progress import Progress
-
     bars: dict[str, Progress] = {}
 
     def report(done: int, total: int, label: str) -> None:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
+
+from tqdm import tqdm
 
 DEFAULT_SECONDS = 5.0
 
@@ -64,8 +67,6 @@ class Progress:
             return
         if self._tty:
             if self._bar is None:
-                from tqdm import tqdm
-
                 self._bar = tqdm(total=self.total, unit=self.unit, file=self.stream, desc=self.label or None)
             self._bar.total = self.total
             self._bar.update(step)
@@ -145,8 +146,6 @@ class Heartbeat:
 
     def __enter__(self) -> "Heartbeat":
         if not self.quiet:
-            import threading
-
             self._stop = threading.Event()
             self._thread = threading.Thread(target=self._beat, name="mcqlens-heartbeat", daemon=True)
             self._thread.start()

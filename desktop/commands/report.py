@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 
+from desktop.app import paths
+from desktop.app.report import corpus_report
 from desktop.commands.progress import Heartbeat
 from desktop.domain.errors import StoreError
 from desktop.domain.words import count
+from desktop.reports.corpus_totals import mode_text
+from desktop.store import Store
 
 
 def register(sub) -> None:
@@ -24,12 +28,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    # inside: pandas and matplotlib stay out of the command line's start-up
-    from desktop.app import paths
-    from desktop.app.report import corpus_report
-    from desktop.reports.corpus_totals import mode_text
-    from desktop.store import Store
-
     if not os.path.exists(args.db):
         raise StoreError(f"{args.db}: no such database (create it with `mcqlens import`)")
     paths.output_folder(args.out)  # before the work: a file in the way is one line, not a traceback later

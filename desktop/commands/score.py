@@ -18,6 +18,7 @@ import sys
 from desktop.commands.progress import Progress
 from desktop.domain.errors import ModelError
 from desktop.domain.words import count
+from desktop.store import Store
 
 
 def register(sub) -> None:
@@ -38,7 +39,6 @@ def run(args) -> int:
     # inside: `inference` (numpy, tokenizers, onnxruntime) stays out of the command line's start-up
     import inference
     from desktop.app.score import formats_for, score_store
-    from desktop.store import Store
     from inference.catalog import locate_model
 
     model_dir = locate_model(args.model)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from desktop.store import Store
+
 
 def register(sub) -> None:
     p = sub.add_parser("stats", help="counts per source and per annotation status")
@@ -12,8 +14,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from desktop.store import Store
-
     with Store.open(args.db, read_only=True) as store:
         s = store.stats()
         note = (f"schema {store.migrated_from}, read through an upgraded copy in memory; the file is unchanged"

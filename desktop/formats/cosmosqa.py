@@ -10,6 +10,7 @@ split) gives a question without key.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import re
@@ -74,5 +75,4 @@ def read(path: str | os.PathLike, annotator: str | None = None) -> Dataset:
 
 
 def _digest(text: str) -> str:
-    import hashlib
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()

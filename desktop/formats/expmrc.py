@@ -13,6 +13,7 @@ Prediction files {"<pid>-<j>": {"answer": "C", "evidence": "..."}} are read by
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import re
 from collections import defaultdict
@@ -294,7 +295,6 @@ def check_prediction_rows(doc: Any, file: str) -> dict:
 
 
 def write_predictions(predictions: dict[str, Prediction], path: str | os.PathLike) -> None:
-    import json
     doc = {}
     for qid, pred in predictions.items():
         row = {k: v for k, v in pred.extra.items() if k != "answer"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from desktop.domain.errors import InputError
@@ -38,8 +39,6 @@ def _xml_text(el) -> str:
 
 
 def read_xml(path: Path) -> Dataset:
-    import xml.etree.ElementTree as ET
-
     file = str(path)
     text = safe_read.read_text(path)
     # No DTDs at all: that rules out external entities and entity-expansion bombs.

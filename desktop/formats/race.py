@@ -6,6 +6,7 @@ them, or JSONL.  Question ids are "<passage id>-<j>", j 0-based.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -122,7 +123,6 @@ def _records(path: Path, text: str) -> Iterable[tuple[Any, str, str | None]]:
 
 def _several_values(text: str) -> bool:
     """JSONL under another extension: the first line is a whole JSON value and more follows."""
-    import json
     first = text.lstrip().split("\n", 1)
     if len(first) < 2 or not first[1].strip():
         return False
@@ -257,14 +257,12 @@ def write(datasets: Dataset | list[Dataset], path: str | os.PathLike) -> list[tu
     if style:
         text = safe_read.dumps_line(records, style) + ("\n" if style.get("final_newline") else "")
     else:
-        import json
         text = json.dumps(records, ensure_ascii=False)
     safe_read.write_text_atomic(out, text)
     return []
 
 
 def json_quote(text: str) -> str:
-    import json
     return json.dumps(text, ensure_ascii=True)[1:-1]
 
 

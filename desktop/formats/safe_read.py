@@ -274,6 +274,8 @@ def get(obj: dict, key: str, kind: str, file: str, record: Any, prefix: str = ""
 
 
 def check_alternatives(alts: Any, file: str, record: Any, field: str) -> list[str]:
+    if type(alts) is list and MIN_ALTERNATIVES <= len(alts) <= MAX_ALTERNATIVES and all(type(a) is str for a in alts):
+        return alts  # a good list, as JSON gives it: no field name is built for each alternative
     check_type(alts, "list", file, record, field)
     if not MIN_ALTERNATIVES <= len(alts) <= MAX_ALTERNATIVES:
         raise InputError(file, record, field,

@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable
 
 from desktop.domain import agreement as ag
-from desktop.domain import difficulty
+from desktop.domain import difficulty, typology
 from desktop.domain.model import BASIS, EVIDENCE, MODEL, Question
 
 GOLD = ag.GOLD
@@ -123,10 +123,6 @@ def _tag_sets(q: Question, names: list[str]) -> dict[str, frozenset]:
 
 def _acceptability_of() -> Callable[[list], Any] | None:
     """The typology's acceptability class of one annotator's tags, if the typology offers it."""
-    try:
-        from desktop.domain import typology
-    except ImportError:
-        return None
     for name in ("acceptability", "acceptability_of", "classify"):
         fn = getattr(typology, name, None)
         if callable(fn):
@@ -135,10 +131,6 @@ def _acceptability_of() -> Callable[[list], Any] | None:
 
 
 def _acceptability_rank() -> dict:
-    try:
-        from desktop.domain import typology
-    except ImportError:
-        return {}
     classes = getattr(typology, "ACCEPTABILITY", None) or getattr(typology, "ACCEPTABILITY_CLASSES", None)
     return {c: i for i, c in enumerate(classes)} if isinstance(classes, (list, tuple)) else {}
 

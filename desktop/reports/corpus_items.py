@@ -24,6 +24,9 @@ from desktop.domain import resolve
 from desktop.domain import surface_lint as L
 from desktop.domain import typology as T
 from desktop.domain.model import DEFAULT_ANNOTATOR, HUMAN, IMPORTED, MODEL, Assessment, Dataset
+from desktop.store.lint_facts import decode
+
+from . import giveaway_page
 
 NOT_REVIEWED = "not reviewed"
 CLASSES = (*T.ACCEPTABILITY, NOT_REVIEWED)
@@ -71,8 +74,6 @@ class Tables:
 
 
 def tables_from_store(store, source: str | None = None, annotator: str | None = None) -> Tables:
-    from . import giveaway_page
-
     shortcut = store.model_outputs.shortcut_predictions(source)
     # the stored give-away words of the flagged items only (all of RACE explained would be 500 MB)
     model, flagged = giveaway_page.flagged_ids(shortcut)
@@ -211,7 +212,6 @@ def _suggested(it, texts: dict[str, str], lint: tuple[dict, dict] | None = None)
     read from what the store keeps (`lint`) where it has them, found by the linter elsewhere."""
     import pandas as pd
 
-    from desktop.store.lint_facts import decode
     item_lint, passage_lint = lint if lint is not None else ({}, {})
     rows, text_rows = [], []
     for pid in dict.fromkeys(it["passage_id"]):

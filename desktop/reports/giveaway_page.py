@@ -20,6 +20,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from desktop.domain import giveaway_kinds as K
 from desktop.domain import typology as T
@@ -298,7 +299,6 @@ kind, and the linter never suggests it.</p>
 def write(corpus, out_dir) -> dict:
     """giveaways.html and giveaways.csv in `out_dir`; returns the summary for the command line."""
     import pandas as pd
-    from pathlib import Path
 
     out = Path(out_dir)
     model, scored, flagged = flagged_items(corpus)

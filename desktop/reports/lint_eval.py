@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from . import corpus_items as I
+
 
 FAMILY = {
     "extra_spaces": "extra spaces", "extra_spaces_punctuation": "extra spaces",
@@ -45,7 +47,6 @@ class TypeScore:
 
 def _corpus(source):
     """A `corpus_items.Corpus`, from one or from datasets."""
-    from . import corpus_items as I
     if isinstance(source, I.Corpus):
         return source
     return I.build(I.tables_from_datasets(list(source)))

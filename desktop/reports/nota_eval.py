@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from desktop.domain import nota
+from desktop.domain.errors import InputError
 from desktop.domain.model import Passage, Question
 
 # (passage text, stem, alternatives, index of the NOTA alternative or None) -> one score per alternative
@@ -88,7 +89,6 @@ def run(models: Sequence[ModelUnderTest], passages: Sequence[Passage], cs: Seque
     """One row per (model, C, replica): counts and the seven metrics (None where undefined)."""
     originals = {q.id: q for p in passages for q in p.questions}
     if len(originals) != sum(len(p.questions) for p in passages):
-        from desktop.domain.errors import InputError
         dup = next(i for i in originals if sum(q.id == i for p in passages for q in p.questions) > 1)
         raise InputError(dup, None, None, "question id occurs in more than one file or passage; "
                          "evaluate one source at a time")

@@ -8,6 +8,7 @@ empty, never 0.
 """
 from __future__ import annotations
 
+import csv
 import textwrap
 from pathlib import Path
 from typing import Sequence
@@ -49,8 +50,6 @@ REPLICA_FIELDS = ["c", "model", "format", "replica", "n", "unanswerable", "true_
 
 def write_csv(cells: Sequence[dict], path: str | Path, fields: Sequence[str] = GRID_FIELDS) -> Path:
     """Long table: one row per (C, model[, replica]), metric columns; undefined is an empty field."""
-    import csv
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic.replacing(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from desktop.domain.model import Dataset, Passage, letter
 from desktop.domain.nota import is_training_split
+from desktop.formats import race
 
 _RACE_LIKE = ("race", "expmrc")  # sources whose passage.extra["record"] is a RACE record
 
@@ -50,8 +51,6 @@ def _with_fields(p: Passage, suffix: str) -> Passage:
 
 def write_race(copies: Sequence[Sequence[Passage]], path: str | Path) -> int:
     """Write every copy into one RACE output; returns the number of questions written."""
-    from desktop.formats import race
-
     several = len(copies) > 1
     out: list[Passage] = []
     for r, passages in enumerate(copies, 1):

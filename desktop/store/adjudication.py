@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.domain import adjudication as adj
+from desktop.domain.agreement import GOLD
 from desktop.domain.model import Question
 
 
@@ -73,7 +74,6 @@ def adopt(store, item: str, fld: str, annotator: str) -> list[int]:
 
 def gold_history(store, item: str) -> list:
     """The history rows of `gold` on `item`, oldest first."""
-    from desktop.domain.agreement import GOLD
     return [h for h in store.history(item) if h.annotator == GOLD]
 
 
@@ -83,8 +83,6 @@ def disagreeing_items(store, source: str | None = None) -> list[dict]:
 
     Only items that two or more annotators (gold aside) worked on are compared: one
     query finds them, then each is compared as the Adjudicate dialog compares it."""
-    from desktop.domain.agreement import GOLD
-
     # Every per-annotator table; ids of items where two annotators left something.
     sql = ("SELECT question_id FROM (" + " UNION ".join(
         f"SELECT question_id, annotator FROM {t}" for t in

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from desktop.domain.time_on_item import IDLE_LIMIT_S
 
 from .connection import Connection, translate
+from .lint_facts import fresh_sql, rules_version
 
 _EDIT_KINDS = ("change", "undo", "redo")
 
@@ -68,7 +69,6 @@ def stored_lint(c: Connection, source: str | None = None) -> tuple[dict[str, str
     """The linter's stored suggestions ({question id: JSON}, {passage id: JSON}, see
     `lint_facts`) of `source`'s items and their passages; None where they were not found
     by the current rules (to be computed by the reader)."""
-    from .lint_facts import fresh_sql, rules_version
     where, params = _filters(source, None)
     version = rules_version()
     items = dict(_rows(c, f"SELECT q.id, {fresh_sql('q')} FROM questions q JOIN datasets d ON d.id = q.dataset_id "

@@ -17,32 +17,16 @@ from desktop.domain.errors import InputError
 from desktop.domain.model import DEFAULT_ANNOTATOR, IMPORTED, Dataset, Passage, Question
 
 from desktop.domain import values
+from desktop.formats import walk
 
 from . import lint_facts, own_files, staged_insert
 from .import_checks import check_id, check_text, validate_question
+from .json_text import canonical, dumps, fingerprint
 from .rows import ImportResult
 
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-# one encoder each: json.dumps with options builds a new encoder per call, which dominated imports
-_STORED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
-_CANON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, check_circular=False)
-
-
-def dumps(value: Any) -> str:
-    """JSON as stored: key order kept (writers restore files from it), non-ASCII as is."""
-    return _STORED.encode(value)
-
-
-def canonical(value: Any) -> str:
-    return _CANON.encode(value)
-
-
-def fingerprint(value: Any) -> str:
-    return hashlib.sha1(canonical(value).encode("utf-8")).hexdigest()
 
 
 def file_sha256(path: str | Path | None, database: str | None = None) -> str | None:
@@ -54,7 +38,6 @@ def file_sha256(path: str | Path | None, database: str | None = None) -> str | N
     inode, through `os.stat`, which opens nothing."""
     if path is None:
         return None
-    from desktop.formats import walk
 
     p = Path(path)
     h = hashlib.sha256()
@@ -148,19 +131,22 @@ _NO_ANNOTATIONS = fingerprint({"spans": [], "assessments": [], "problems": [], "
 
 
 def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
-                cache: dict | None = None, positions: list[int] | None = None) -> tuple[_Plan, list[list]]:
+                cache: dict | None = None, positions: list[int] | None = None, lints=lint_facts
+                ) -> tuple[_Plan, list[list]]:
     """Check everything against the database and build the rows; writes nothing.
 
     `cache`: facts about the database shared by the files of one transaction.
     `positions`: [passage position, question position] where a dataset read in parts goes
-    on (updated); the database is the registry of what earlier parts stored."""
+    on (updated); the database is the registry of what earlier parts stored.
+    `lints`: what finds the linter's suggestions of the new rows (`question_lints`,
+    `passage_lints`): `lint_facts`, or what a second process found (`lint_ahead.Found`)."""
     plan = _Plan()
     _keep_former_ids(conn, datasets, {} if cache is None else cache)
     # only the rows these datasets name (a folder is imported file by file: loading every
     # stored passage for each file would cost the whole database per file)
-    stored_passages = dict(_lookup(conn, "SELECT id, text FROM passages WHERE id IN ({})",
+    stored_passages = dict(lookup(conn, "SELECT id, text FROM passages WHERE id IN ({})",
                                    [p.id for d in datasets for p in d.passages if isinstance(p.id, str)]))
-    stored_questions = {r[0]: r[1:] for r in _lookup(
+    stored_questions = {r[0]: r[1:] for r in lookup(
         conn, "SELECT id, passage_id, idx, stem, alternatives, key, extra, imported_annotations FROM questions "
               "WHERE id IN ({})", [q.id for d in datasets for q in d.questions() if isinstance(q.id, str)])}
     new_passages: dict[str, str] = {}
@@ -200,12 +186,13 @@ def plan_import(conn, datasets: list[Dataset], annotator: str, file: str,
                 _plan_annotations(file, q, annotator, ts, plan)
         if positions is not None:
             positions[:] = [p_start + len(ds_passages), q_position]
-        per_dataset.append([dataset, ds_passages, lint_facts.with_lint(ds_questions, lint_facts.question_lints(to_lint))])
-    plan.passages = lint_facts.with_lint(plan.passages, lint_facts.passage_lints([r[1] for r in plan.passages]))
+        per_dataset.append([dataset, ds_passages, lint_facts.with_lint(ds_questions, lints.question_lints(to_lint))])
+    plan.passages = lint_facts.with_lint(plan.passages, lints.passage_lints([r[1] for r in plan.passages]))
     return plan, per_dataset
 
 
-def _lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
+def lookup(conn, sql: str, ids: list[str]) -> list[tuple]:
+    """The rows of `sql` (its `IN ({})` filled in) for `ids`, 500 ids to a query."""
     rows: list[tuple] = []
     ids = list(dict.fromkeys(ids))
     for i in range(0, len(ids), 500):
@@ -221,7 +208,7 @@ def _keep_former_ids(conn, datasets: list[Dataset], cache: dict) -> None:
     renamed = [p for d in datasets for p in d.passages if isinstance(p.extra.get("former_id"), str)]
     if not renamed:
         return
-    stored = {r[0] for r in _lookup(conn, "SELECT id FROM passages WHERE id IN ({})",
+    stored = {r[0] for r in lookup(conn, "SELECT id FROM passages WHERE id IN ({})",
                                     [p.extra["former_id"] for p in renamed] + [p.id for p in renamed])}
     # a database that names RACE passages the former way ("high10024.txt") keeps doing so for
     # new RACE files too: one naming per database

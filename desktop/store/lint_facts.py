@@ -19,6 +19,8 @@ from importlib import resources
 
 from desktop.domain import surface_lint
 
+from .json_text import dumps
+
 
 @lru_cache(maxsize=1)
 def rules_version() -> str:
@@ -32,8 +34,9 @@ def rules_version() -> str:
 
 
 def encode(tags) -> str:
-    return json.dumps([[t.element, t.type, t.note, t.alternative, t.start, t.end] for t in tags],
-                      ensure_ascii=False, separators=(",", ":"))
+    if not tags:  # most strings: no suggestion
+        return "[]"
+    return dumps([[t.element, t.type, t.note, t.alternative, t.start, t.end] for t in tags])
 
 
 def decode(text: str) -> list[list]:

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from . import item_filters
 from .item_rows import GOLD, item_rows
 from .item_search import search_rowids
 from .rows import ItemRow
@@ -168,7 +169,6 @@ class Navigation:
 
     # ---- the filtered, ordered list ------------------------------------------------------------
     def _where(self, query: ItemQuery) -> tuple[str, list]:
-        from . import item_filters
         self.annotator = query.annotator  # filters about "another annotator" read it
         clauses, params = [], []
         for name, value in query.filters.items():

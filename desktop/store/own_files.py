@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from desktop.domain.errors import InputError
+from desktop.formats import walk
 
 SIDE_FILES = ("", "-wal", "-shm", "-journal")
 
@@ -39,8 +40,6 @@ def among(path: str | os.PathLike, database: str | os.PathLike | None) -> Path |
         return None
     p = Path(path)
     if p.is_dir():
-        from desktop.formats import walk
-
         return next((f for f in walk(p) if inode(f) in own), None)
     return p if inode(p) in own else None
 

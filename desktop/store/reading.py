@@ -17,6 +17,8 @@ from .connection import Connection
 from .decode import loads, prediction_row, question_row
 from .item_rows import item_rows
 from .item_search import search_where
+from .item_view import own_view
+from .navigation import Navigation
 from .rows import ItemRow
 
 
@@ -136,7 +138,6 @@ class Reads:
 
     def navigation(self, defaults: dict | None = None):
         """The navigator's paged queries on this connection (`desktop.store.navigation.Navigation`)."""
-        from .navigation import Navigation
         return Navigation(self._c, defaults)
 
     def note(self, item_id: str, annotator: str | None = None) -> str | None:
@@ -148,7 +149,6 @@ class Reads:
     def own_view(self, item_id: str, annotator: str | None = None):
         """`annotator`'s status, note, own comments and answerability on the item, and its row
         version, in one query (`desktop.store.item_view`: what the window reads on each move)."""
-        from .item_view import own_view
         return own_view(self._c, item_id, annotator or self._annotator())
 
     def annotators(self) -> list[str]:

@@ -8,6 +8,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from desktop.domain.errors import McqLensError
+from desktop.store import default_annotator
+from desktop.ui.kit.display import problem
+from desktop.ui.kit.read_only import read_only_notice  # noqa: F401 - where tests and callers found it
 
 
 def settings() -> QSettings:
@@ -65,13 +68,10 @@ def run(db: str, item: str | None = None, screenshot: str | None = None, annotat
     """Open the window on `db`; with `screenshot`, render the window to that PNG and exit.
     `model`: the model directory (`mcqlens gui --model`; `inference.catalog.locate_model` decides).
     `allow_network`: write a database on a network file system (None: MCQLENS_ALLOW_NETWORK_DB)."""
-    from desktop.store import default_annotator
     from desktop.ui.backend import Backend
     from desktop.ui.main_window import MainWindow
 
     if QApplication.instance() is None:
-        from desktop.ui.kit.display import problem
-
         why = problem()  # Qt would abort the process: say why, in one line, before it tries
         if why:
             raise McqLensError(why)
@@ -121,20 +121,3 @@ def shut_down(window) -> None:
     review = getattr(window, "model_review", None)
     if review is not None:
         review.stop(timeout=60)  # loading a model takes seconds; never hang on exit
-
-
-def read_only_notice(window, reason: str | None) -> str:
-    """Say in the window that it only reads: a banner above the passage, a mark in the
-    status bar and the title.  Edits are still tried and refused by the store, each with
-    its "Not saved: read-only: ..." line."""
-    from PySide6.QtWidgets import QLabel
-
-    text = "read-only: opened for reading" + (f" ({reason})" if reason and reason != "opened for reading" else "") \
-        + "; edits cannot be saved"
-    window.banner.warn(text)
-    label = QLabel("<b style='color:#B00020'>read-only</b>")
-    label.setToolTip(text)
-    window.statusBar().addPermanentWidget(label)
-    window.setWindowTitle(f"{window.windowTitle()} (read-only)")
-    window.read_only_text = text
-    return text

@@ -6,13 +6,16 @@ a worker thread is the application's (`desktop.app.facts`, `desktop.app.imports.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from desktop.domain import resolve
 from desktop.domain.changes import Change
+from desktop.domain.errors import StoreError
 from desktop.domain.model import Assessment, Dataset, Question
 from desktop.domain.words import count
+from desktop.store import Store, open_database
 from desktop.store.conflicts import NOT_GIVEN
 
 # the navigator facts are the application's (desktop.app.facts)
@@ -84,9 +87,6 @@ class Backend:
         created.  `create_later` (`mcqlens gui`): a missing database is created when the
         first items are stored in it, so a window opened only to open or create another one
         leaves no file behind.  `create=False` (File → Open): a missing file is an error."""
-        import os
-
-        from desktop.store import Store, open_database
         if read_only:
             if not os.path.exists(path):
                 return cls(Store.memory(annotator), "nothing is written")
@@ -100,7 +100,6 @@ class Backend:
         """Another store on this window's database file, for a worker thread (a connection of
         its own), opened through the same door the same way: for reading when this window only
         reads or `read` (a task that only reads); never created."""
-        from desktop.store import open_database
         mode = "read" if read or self.read_only else "write"
         return open_database(self.path, mode, self.annotator, create=False, allow_network=self.allow_network)
 
@@ -121,7 +120,6 @@ class Backend:
         first write); True when it was created now."""
         if self.create_at is None:
             return False
-        from desktop.store import open_database
         store = open_database(self.create_at, "write", self.store.annotator, allow_network=self.allow_network)
         self.store.close()
         self.store, self.create_at, self._nav = store, None, None
@@ -159,7 +157,6 @@ class Backend:
         # The version is read first: an edit slipping in between costs one extra refresh, never a missed one.
         mine = self.store.reads.own_view(item_id, me)
         if mine.row_version is None:
-            from desktop.domain.errors import StoreError
             raise StoreError(f"unknown item {item_id!r}")
         q = self.store.question(item_id, annotator=me)
         own = next((a for a in q.assessments if a.annotator == me), None)

@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
     QApplication, QLabel, QMainWindow, QMessageBox, QSplitter, QStackedWidget, QVBoxLayout, QWidget,
 )
 
+from desktop.domain import difficulty as km
+from desktop.domain import typology as ty
 from desktop.domain.errors import McqLensError
 from desktop.domain.model import BASIS
 from desktop.domain.words import count
@@ -46,10 +48,12 @@ from desktop.ui.item.panel_tabs import PanelTabs
 from desktop.ui.item.passage_view import PassageView
 from desktop.ui.item.problems_panel import ProblemsPanel
 from desktop.ui.item.question_view import QuestionView
+from desktop.ui.item.suggestions import pending
 from desktop.ui.kit import main_thread_gc
 from desktop.ui.kit.deferred import WhenShown
 from desktop.ui.kit.fit_text import ElidedLabel
 from desktop.ui.kit.status_bar import MessageBar
+from desktop.ui.kit.window_fit import initial_size
 from desktop.ui.kit.workers import Runner
 from desktop.ui.menus.edit import EditMenu
 from desktop.ui.menus.file import FileMenu
@@ -190,7 +194,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.annotator_label)
         self.statusBar().addPermanentWidget(self.database_label)
-        from desktop.ui.kit.window_fit import initial_size
         self.resize(*initial_size(self, 1580, 960))
 
     # ================================================================ the database
@@ -275,8 +278,6 @@ class MainWindow(QMainWindow):
             owner = (f"{count(len(st.inherited), 'value')} shown from the assessment of “{who}”; "
                      "choosing a value records your own.")
         self.difficulty.set_values(st.values, owner)
-        from desktop.domain import difficulty as km
-        from desktop.domain import typology as ty
         worst = ty.item_worst_tier(q.problems)
         eligible, why = km.eligibility(st.text_format, st.unit_type, worst)
         self.difficulty.set_eligibility(eligible, why)
@@ -292,7 +293,6 @@ class MainWindow(QMainWindow):
         QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
     def _show_problems(self, st: ItemState) -> None:
-        from desktop.ui.item.suggestions import pending
         q = st.question
         self.problems.set_item(q.problems, st.note, st.text_format, st.multiple_texts, st.unit_type,
                                n_alternatives=len(q.alternatives))
@@ -390,7 +390,6 @@ class MainWindow(QMainWindow):
 
     def render_to(self, path: str) -> None:
         """Write what the window shows as an image (mcqlens gui --screenshot)."""
-        from PySide6.QtWidgets import QApplication
         if getattr(self, "model_review", None) is not None:
             self.model_review.settle()  # the model panel shows the item's scores, not "loading"
         for _ in range(3):

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from desktop.domain.adjudication import is_span_field
 from desktop.domain.agreement import GOLD
+from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.store import adjudication
 from desktop.ui.kit import colors
@@ -316,7 +317,6 @@ class AdjudicationDialog(QDialog):
             self.message.setText(f"<span style='color:{colors.theme().error}'>Not saved: {_html(str(exc))}</span>")
             return []
         except Exception as exc:  # the store's refusal (StoreError) is shown, not raised
-            from desktop.domain.errors import McqLensError
             if not isinstance(exc, McqLensError):
                 raise
             self.message.setText(f"<span style='color:{colors.theme().error}'>Not saved: {_html(str(exc))}</span>")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QComboBox, QDialog, QDialogButtonBox, QFormLayout, QVBoxLayout,
 )
 
+from desktop.app.export import LAYERS, export
 from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.ui.dialogs.dialog_kit import SAVE_FILE, PathField, named, wrapping
@@ -41,7 +42,6 @@ class ExportDialog(QDialog):
         self.setWindowTitle("Export")
         named(self, "Export", "Write the annotations to a file")
         lay = QVBoxLayout(self)
-        from desktop.app.export import LAYERS
 
         lay.addWidget(wrapping("Write the items of this database to a file, as the command line's "
                                "“mcqlens export” does. Adjudicated (gold) versions are used where they exist "
@@ -133,8 +133,6 @@ class ExportDialog(QDialog):
                 n, n_items = export_predictions(self.store, out, force=bool(force))
                 summary = f"{out}: {count(n, 'prediction')} of {count(n_items, 'question')}"
             else:
-                from desktop.app.export import export
-
                 self.result = export(self.store, kind, out, annotator=layer if layer not in (GOLD_LAYER, EVERYONE)
                                      else None, everyone=layer == EVERYONE, file=file, force=bool(force))
                 summary = self.result.summary()

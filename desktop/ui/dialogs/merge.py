@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout,
 )
 
+from desktop.app.merge import merge_file, summary
 from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.ui.dialogs.dialog_kit import OPEN_FILE, PathField, named, named_table, wrapping
@@ -79,8 +80,6 @@ class MergeDialog(QDialog):
 
     def run(self, dry_run: bool = False):
         """Plan (dry_run) or do the merge; returns the MergePlan (None if it failed)."""
-        from desktop.app.merge import merge_file, summary
-
         other = self.path.path()
         if not other:
             self.summary.setText("Choose their database or export file first.")

@@ -12,8 +12,10 @@ from typing import Any
 
 from desktop.domain.errors import Locked, McqLensError
 from desktop.store.conflicts import StaleEditError
+from desktop.ui.editing import change_words
 from desktop.ui.kit import colors
 from desktop.ui.editing.other_windows import describe, when
+from desktop.ui.item.suggestions import change_value
 
 
 class Editing:
@@ -136,7 +138,6 @@ class Editing:
 
     def _words(self, field: str, value: Any) -> str:
         """The edit as the annotator would say it ("basis of B added"), read before it is stored."""
-        from desktop.ui.editing.change_words import words
         old = None
         if isinstance(value, dict) and "id" in value and self.window.state is not None:
             rows = self.window.state.question.spans if field.startswith("span.") else self.window.state.question.problems
@@ -144,7 +145,7 @@ class Editing:
             old = dict(vars(hit)) if hit is not None else None
             if field == "span.update" and old is not None:
                 value = {**old, **value}
-        return "Saved: " + words(field, value, old)
+        return "Saved: " + change_words.words(field, value, old)
 
     def refresh(self, item_id: str | None = None) -> None:
         """Reload the current item from the store, and its navigator row."""
@@ -186,7 +187,6 @@ class Editing:
 
     def suggestion_answered(self, tag, accept: bool) -> None:
         """Accept (store the tag as model-accepted) or dismiss (store that it was seen and is fine)."""
-        from desktop.ui.item.suggestions import change_value
         self.edit("problem.add", change_value(tag, len(self.window.state.passage_text), accept))
 
     def suggestion_chosen(self, tag) -> None:

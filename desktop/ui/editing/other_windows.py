@@ -10,6 +10,7 @@ when it moved reads what changed, so an idle window costs next to nothing.
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -25,7 +26,6 @@ def when(ts: str | None) -> str:
     """A history time stamp as people read it: local date and time to the second."""
     if not ts:
         return "an unknown time"
-    from datetime import datetime
     try:  # stored in UTC; the annotator reads their own clock
         return datetime.fromisoformat(str(ts)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     except ValueError:

@@ -14,6 +14,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.domain import surface_lint
 from desktop.domain.model import MODEL, MODEL_ACCEPTED, ProblemTag, Question, letter
 
 CONTEXT = 24  # characters shown on each side of what the linter found
@@ -36,7 +37,6 @@ def is_dismissal(t: ProblemTag) -> bool:
 
 
 def pending(question: Question, passage_text: str) -> list[Suggestion]:
-    from desktop.domain import surface_lint
     closed = {key(p) for p in question.problems if p.origin == MODEL_ACCEPTED or is_dismissal(p)}
     tagged = {(p.type, p.element, p.alternative) for p in question.problems if p.origin != MODEL}
     stored = [p for p in question.problems if p.origin == MODEL and not is_dismissal(p)]

@@ -14,6 +14,7 @@ Debian/Ubuntu package names; README.md lists the same set.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import re
 import sys
@@ -71,8 +72,6 @@ def _loadable(name: str) -> bool:
 
 def xcb_plugin() -> Path | None:
     """PySide6's xcb platform plugin, found without importing Qt."""
-    import importlib.util
-
     spec = importlib.util.find_spec("PySide6")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from desktop.domain.errors import McqLensError
+from desktop.ui.editing.change_words import history_words
 from desktop.ui.menus.actions import menu_action
 
 
@@ -40,7 +41,6 @@ class EditMenu:
         if row is None:
             w.statusBar().showMessage(f"Nothing to be {verb}.", 3000)
             return
-        from desktop.ui.editing.change_words import history_words
         w.editing.saved(row.id, history_words(row))
         if row.item and row.item != w.current:
             w.refresh(row.item)

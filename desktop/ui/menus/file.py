@@ -25,8 +25,10 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.app.imports import read_file
 from desktop.ui.dialogs.dialog_kit import FOLDER, OPEN_FILE, SAVE_FILE
+from desktop.ui.kit.read_only import read_only_notice
 from desktop.ui.kit.workers import Runner
 from desktop.ui.menus.actions import menu_action
+from desktop.ui.menus.demo_data import demo_dataset
 
 PROGRESS_STEPS = 1000  # the import bar's resolution
 IMPORT_FILTER = "Item files (*.json *.jsonl *.txt *.xml *.csv);;All files (*)"
@@ -138,7 +140,6 @@ class FileMenu:
                                    model_dir=self.window.model_menu.model_dir())
         window.owns_backend = True
         if backend.read_only:
-            from desktop.ui.app import read_only_notice
             read_only_notice(window, backend.read_only_reason)
         window.resize(self.window.size())
         window.move(self.window.pos())
@@ -253,7 +254,6 @@ class FileMenu:
             self.window.tell(message)
 
     def load_demo(self) -> None:
-        from desktop.ui.menus.demo_data import demo_dataset
         try:
             result = self.window.backend.import_datasets([demo_dataset()], None)
         except McqLensError as exc:

@@ -20,6 +20,7 @@ from desktop.domain.model import BASIS, EVIDENCE, REQUIRED, letter
 from desktop.ui.kit import colors
 from desktop.ui.kit.fit_text import ElidedLabel
 from desktop.ui.menus.actions import menu_action
+from desktop.ui.menus.mark_keys import basis_button_text, basis_key, basis_tooltip
 
 
 class MarkMenu:
@@ -73,7 +74,6 @@ class MarkMenu:
 
     def _basis_menu_rows(self, n: int) -> None:
         """The Mark menu's "Basis of A … E" entries, one per alternative of the item, with their keys."""
-        from desktop.ui.menus.mark_keys import basis_key
         if len(self._basis_actions) == n:
             return
         for a in self._basis_actions:
@@ -94,7 +94,6 @@ class MarkMenu:
             w = self._basis_buttons.takeAt(0).widget()
             if w is not None:
                 w.deleteLater()
-        from desktop.ui.menus.mark_keys import basis_button_text, basis_tooltip
         t = colors.theme()
         for i in range(n):
             b = QToolButton()

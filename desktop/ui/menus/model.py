@@ -28,6 +28,7 @@ from desktop.ui.dialogs.dialog_kit import FOLDER, wrapping
 from desktop.ui.menus.actions import menu_action
 
 from desktop.domain.words import count
+from inference.catalog import locate_model, shipped_models
 
 MODEL_DIR_KEY = "model_dir"
 STEPS = 1000  # the progress bar's resolution
@@ -65,15 +66,12 @@ class ModelMenu:
         review = getattr(self.window, "model_review", None)
         if review is not None:
             return str(review.model_dir)
-        from inference.catalog import locate_model
 
         return str(locate_model(None, self.remembered_model_dir()))
 
     def choose_model(self, name: str | None = None) -> bool:
         """Use one of the shipped models, chosen by name (asked for, with their sizes, when not given);
         the last entry goes on to Choose the model directory…"""
-        from inference.catalog import shipped_models
-
         models = shipped_models()
         other = "Another model directory…"
         labels = [f"{m.name} — {m.max_length} tokens ({m.directory.name})" for m in models] + [other]

@@ -25,6 +25,7 @@ from desktop.domain.errors import McqLensError
 from desktop.domain.words import count
 from desktop.app.agreement import disagreeing_in_database
 from desktop.app.report import report_database
+from desktop.store import adjudication
 from desktop.ui.dialogs.dialog_kit import FOLDER, named, wrapping
 from desktop.ui.menus.actions import menu_action
 
@@ -163,10 +164,8 @@ class ReportsMenu:
 
     # ---- disagreements --------------------------------------------------------------------------
     def disagreeing_items(self) -> list[str]:
-        from desktop.store.adjudication import disagreeing_items
-
         try:
-            self.disagreeing = [d["item"] for d in disagreeing_items(self.window.backend.store)]
+            self.disagreeing = [d["item"] for d in adjudication.disagreeing_items(self.window.backend.store)]
         except McqLensError as exc:
             self.window.error(str(exc))
             self.disagreeing = []

@@ -10,6 +10,8 @@ as full agreement, as they are.
 """
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
@@ -112,5 +114,4 @@ class EvidenceCheck(QGroupBox):
 
 
 def _escape(text: str) -> str:
-    import html
     return html.escape(text if len(text) < 400 else text[:400] + "…")

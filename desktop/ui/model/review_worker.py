@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from pathlib import Path
 
 from desktop.ui.kit import colors
 from desktop.app import model_scoring as ms
+from desktop.domain.model import Dataset, Passage
 from desktop.ui.model.scoring_worker import ScoringWorker
 
 
@@ -64,7 +66,6 @@ class WorkerWiring:
         """A function for the worker: the items with model evidence (the only ones the tally
         counts), with this annotator's annotations and their passages, read through a connection
         of its own when the database is a file; never the whole bank."""
-        from desktop.domain.model import Dataset, Passage
         backend = self.backend
         path, shared, me = backend.path, backend.store, backend.annotator
 
@@ -120,8 +121,6 @@ class WorkerWiring:
         The MPNet reader with its evidence takes 25-45 s for one item on a 2-core CPU without
         VNNI (bench_inference), so the wait is minutes, not the seconds MiniLM needed.
         """
-        import time
-
         from PySide6.QtWidgets import QApplication
         end = time.monotonic() + timeout
         while time.monotonic() < end:

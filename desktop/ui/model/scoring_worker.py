@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.app import model_scoring
 from desktop.app import model_stages as stages
 from desktop.app.model_queue import ModelQueue, Target
+from desktop.domain.errors import McqLensError
 from desktop.ui.model.thread_priority import BACKGROUND_NICE, yield_to_the_window  # noqa: F401 - BACKGROUND_NICE: tests
 
 ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before the model starts on it
@@ -258,7 +259,6 @@ class ScoringWorker(QObject):
             t.need.append(stages.GIVEAWAY)
 
     def _load_model(self) -> None:
-        from desktop.domain.errors import McqLensError
         try:
             self.model = model_scoring.load(self.model_dir)
         except McqLensError as exc:

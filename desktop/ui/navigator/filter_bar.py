@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QVBoxLayout
 
 from desktop.store import item_filters
-from desktop.store.navigation import ItemQuery
+from desktop.store.navigation import IDS_PREFIX, ItemQuery
 from desktop.ui.kit.fit_text import ElidingCombo
 
 _ANY = item_filters.ANY
@@ -101,8 +101,6 @@ class FilterBar:
     # ---- a filter another module registers (desktop/ui/menus/reports.py: annotators disagree) ------
     def set_filter_ids(self, name: str, item_ids: list[str] | None) -> None:
         """Show only `item_ids`, with the other filters (None removes it); no combo box shows it."""
-        from desktop.store.navigation import IDS_PREFIX
-
         key = IDS_PREFIX + name
 
         def change():

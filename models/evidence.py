@@ -1,7 +1,0 @@
-"""The evidence methods live in `inference.evidence_choice` (the one scoring path uses them);
-this name stays for the report, `models.evidence_cv` and scripts that import `models.evidence`."""
-from inference.evidence_choice import *  # noqa: F401,F403
-from inference.evidence_choice import (BETA, DEFAULT_METHOD, DEFAULT_SETTINGS, IDF_RECALL, METHODS,  # noqa: F401
-                                       OPTION_ONLY, READER_WEIGHT, SHORT_SENTENCE, WITH_QUESTION, EvidenceChoice,
-                                       SentenceIndex, Settings, idf_recall_options, occlusion_candidates, predict,
-                                       similarity_scores, weighted_fbeta)

@@ -1,0 +1,189 @@
+"""The cards of the CPU reader (models/default) and of its accurate reading (models/accurate), from
+the build's run records alone.
+
+    python -m models.report.cpu_reader_card [--run docs/model_runs/cpu-reader-2026-11-27] [--models models]
+
+Every figure on a card comes from a file under `--run`: the students' training records
+(`students/<name>/metrics.json`, `export.json`), the evaluation rows of the shipped files
+(`eval/`: the float model of the files, PyTorch float32 on the stored weights, and the product's
+CPU recipes through `models.evaluation.recipe_eval`), the evidence settings' cross-validation
+(`evidence_cv.json`) and the GPU machine's environment.  Temperatures are fitted on RACE dev
+(the seed's rule); RACE test, ExpMRC, EMBRACE, DREAM and QuAIL were never used to choose anything.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from inference.formatting import TRUNCATION_RULE
+from models.evaluation.summary import summarise
+from models.export import int8_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
+AGREE_MIN = 0.993
+EVAL_SETS = ("race-test", "expmrc", "embrace", "dream", "quail")
+TEACHER = {"id": "mpnet-race-v1", "name": "MPNet reader (RACE)", "layout": "per-alternative",
+           "race_test": {"standard": 0.670, "shortcut": 0.479},
+           "record": "docs/model_runs/mpnet-4xh100-2026-11-27/evaluation.json",
+           "files": "models/default/ until 2026-11-27 (git history): 111.6 MB of int8 weights"}
+
+
+def rows(path: Path) -> list[dict]:
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def agreement(a: list[dict], b: list[dict]) -> dict:
+    ref = {(r["id"], r["format"]): r["logits"] for r in b}
+    out = {}
+    for fmt in ("standard", "shortcut"):
+        pairs = [(r["logits"], ref[(r["id"], fmt)]) for r in a if r["format"] == fmt and (r["id"], fmt) in ref]
+        out[fmt] = {"questions": len(pairs),
+                    "agreement": float(np.mean([np.argmax(x) == np.argmax(y) for x, y in pairs])),
+                    "max_abs_logit_difference_mean": float(np.mean([np.abs(np.array(x) - np.array(y)).max()
+                                                                    for x, y in pairs]))}
+    return out
+
+
+def evaluation(run: Path, length: int) -> dict:
+    dev = rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz")
+    ev = [r for s in EVAL_SETS for r in rows(run / "eval" / f"float32_{s}_{length}.jsonl.gz")]
+    out = summarise(dev, ev)
+    out["computed_by"] = ("the shipped files' weights (int8 with float16 outlier rows, dequantized) in PyTorch "
+                          "float32, TF32 off, on a GPU (models.float_eval): the float model the CPU recipes are "
+                          "checked against")
+    return out
+
+
+def recipes(run: Path) -> dict:
+    """Each CPU recipe measured on RACE dev against the float model, and which the card keeps."""
+    out = {}
+    for path in sorted((run / "eval").glob("int8*_race-dev_*.jsonl.gz")):
+        recipe, _, length = path.name[: -len(".jsonl.gz")].split("_")
+        got = agreement(rows(path), rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz"))
+        keep = all(v["agreement"] >= AGREE_MIN for v in got.values())
+        out.setdefault(recipe, {})[length] = {**got, "kept": keep}
+    return out
+
+
+def evidence_settings(run: Path) -> tuple[dict, dict]:
+    """(the settings the card names, the CV record's summary): the setting most folds chose."""
+    cv = json.loads((run / "evidence_cv.json").read_text())
+    picks: dict[str, list] = {}
+    for c in cv["choices"]:
+        picks.setdefault(json.dumps(c["settings"], sort_keys=True), []).append(c["fold"])
+    best = max(picks, key=lambda k: (len(picks[k]), -min(picks[k])))
+    return json.loads(best), {"held_out": cv["held_out"], "folds": cv["folds"], "settings_tried": cv["settings_tried"],
+                              "folds_choosing_these": len(picks[best]), "record": str((run / "evidence_cv.json")
+                                                                                     .relative_to(ROOT))}
+
+
+def product_rows(run: Path, length: int) -> dict:
+    """The product's own accuracy (the recipe a VNNI CPU runs) where the farm scored the set."""
+    out = {}
+    for path in sorted((run / "eval").glob(f"int8x2_*_{length}.jsonl.gz")):
+        name = path.name.split("_")[1]
+        rs = rows(path)
+        for fmt in ("standard", "shortcut"):
+            got = [int(np.argmax(r["logits"]) == r["key"]) for r in rs if r["format"] == fmt and r["key"] is not None]
+            out.setdefault(name, {})[fmt] = {"n": len(got), "accuracy": float(np.mean(got))}
+    return out
+
+
+def build(run: Path, models: Path) -> tuple[dict, dict]:
+    # the module names on the cards are those the build ran under (models/ was flat then): the cards are
+    # part of the shipped model's fingerprint (benchmarks/runs.py), so they stay as the build wrote them
+    m = json.loads((run / "students" / "m12" / "metrics.json").read_text())
+    export = json.loads((run / "students" / "m12" / "export.json").read_text())
+    env = json.loads((run / "pipeline" / "env.json").read_text())
+    rec = recipes(run)
+    runtime = ["fp32"] + [r for r in ("int8", "int8x2") if r in rec and all(v["kept"] for v in rec[r].values())]
+    settings, cv = evidence_settings(run)
+    teacher_card = TEACHER
+    training = {
+        "teacher": teacher_card,
+        "data": {"race": {"train": 87340, "dev": 4859}, "note": "the teacher's de-duplicated RACE train (no passage "
+                 "of RACE test, EMBRACE or ExpMRC RACE+ dev); RACE dev chose nothing but was held out for the "
+                 "temperatures and the choice among the candidates"},
+        "deduplication": "models.dedup, as the teacher's card: 526 train questions of 147 passages and 28 dev questions "
+                         "of 8 passages removed",
+        "distillation": {"init": "the teacher's embeddings, 12 layers and scorer (its float weights recovered from its "
+                                 "shipped int8 files, models.teacher)",
+                         "targets": "the teacher's bf16 logits on RACE train in each format "
+                                    "(docs/model_runs/cpu-reader-2026-11-27/teacher_logits_race.npz)",
+                         "loss": f"(1 - alpha) CE(key) + alpha T^2 KL(teacher/T || student/T), alpha "
+                                 f"{m['settings']['alpha']}, T {m['settings']['temperature']}",
+                         "alternatives": "shuffled per question (teacher logits and key with them)",
+                         "lengths": f"standard batches cut to {m['settings']['short_length']} tokens with probability "
+                                    f"{m['settings']['short_share']}, else 512",
+                         "lr": m["settings"]["lr"], "epochs": m["epochs"], "steps": m["steps"],
+                         "max_tokens_per_batch": m["settings"]["max_tokens"], "precision": "bf16 autocast, fused AdamW",
+                         "train_s": m["train_s"], "tokens_per_s": m["tokens_per_s"]},
+        "hardware": {"gpus": m["gpus"], "gpu_name": m["gpu_name"], "launcher": "torchrun --nproc_per_node 2 -m "
+                     "models.distill (2 of a 4 x H100 machine; the other candidates trained beside it)",
+                     "torch": m["torch"], "cpu": env.get("cpu")},
+        "command": "python -m models.cpu_reader_ship start (docs/models_gpu_build.md, 'The CPU reader')",
+        "run": str(run.relative_to(ROOT)),
+    }
+    quantization = {
+        "recipe": int8_rows.RECIPE,
+        "storage": "int8 per output column for every MatMul weight (word embeddings per row); the rows of input "
+                   f"channels above {int8_rows.RATIO:g}x the median channel (calibration on RACE train, at most "
+                   f"{int8_rows.MOST} per tensor) kept apart in float16",
+        "outlier_rows": sum(len(v) for v in export["outlier_rows"].values()),
+        "stored_vs_trained_float_agreement_dev": export["agreement_stored_vs_float_dev"],
+        "runtime": runtime,
+        "runtime_measured": rec,
+        "runtime_rule": f"a recipe is kept where its argmax agrees with the float model of the files on >= "
+                        f"{100 * AGREE_MIN:.1f}% of RACE dev in both formats",
+        "files": export["files"],
+    }
+    base = {"backbone": "sentence-transformers/all-mpnet-base-v2 (through the teacher, mpnet-race-v1)",
+            "formats": ["standard", "shortcut"], "layout": "one-sequence", "pooling": "options",
+            "truncation": TRUNCATION_RULE + "; every alternative follows the stem in the one sequence",
+            "cloze": "a stem containing '_' keeps its gap; the alternatives follow it (one-sequence layout)",
+            "files": {"int8": "model.int8.onnx"}, "tokenizer": "tokenizer.json",
+            "inputs": ["input_ids", "attention_mask", "option_ids"], "training": training,
+            "quantization": quantization, "evidence": settings, "created": time.strftime("%Y-%m-%d"),
+            "command": "python -m models.cpu_reader_card (from the build's run records)"}
+    cards = {}
+    for name, length, title, ident in (("default", 384, "MPNet one-sequence reader (RACE), fast", "mpnet-race-oneseq-384"),
+                                       ("accurate", 512, "MPNet one-sequence reader (RACE), accurate",
+                                        "mpnet-race-oneseq-512")):
+        ev = evaluation(run, length)
+        card = {"name": title, "id": ident, **base, "max_length": length,
+                "temperature": {f: ev["formats"][f]["temperature"] for f in ("standard", "shortcut")},
+                "metrics": {"evaluation": ev, "product_int8x2": product_rows(run, length), "evidence_cv": cv}}
+        if name == "accurate":
+            card["weights"] = "../default"
+            card["note"] = ("the default's files read at up to 512 tokens: more of each passage, slower; "
+                            "the most accurate model measured")
+        cards[name] = card
+    return cards["default"], cards["accurate"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m models.report.cpu_reader_card", description=__doc__.split("\n")[0])
+    ap.add_argument("--run", default=str(RUN))
+    ap.add_argument("--models", default=str(ROOT / "models"))
+    args = ap.parse_args(argv)
+    default, accurate = build(Path(args.run).resolve(), Path(args.models))
+    for name, card in (("default", default), ("accurate", accurate)):
+        d = Path(args.models) / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        ev = card["metrics"]["evaluation"]["formats"]
+        print(name, {f: round(100 * ev[f]["sets"]["race-test"]["accuracy"], 1) for f in ev},
+              "runtime", card["quantization"]["runtime"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
