@@ -23,21 +23,10 @@ from desktop.app import imports as import_
 from desktop.cli import main
 from desktop.store import imports as store_imports
 from desktop.store import lint_ahead, lint_facts, lint_worker
+from race_copies import race_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
-RACE_TEST_HIGH = ROOT / ".." / "shared" / "data" / "race" / "test" / "high"
 TABLES = ("passages", "questions", "dataset_passages", "datasets", "imports", "history", "annotators")
-
-
-def race_jsonl(path: Path, copies: int, n_files: int = 30) -> int:
-    records = [json.loads(f.read_text(encoding="utf-8")) for f in sorted(RACE_TEST_HIGH.iterdir())[:n_files]]
-    questions = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for c in range(copies):
-            for rec in records:
-                fh.write(json.dumps({**rec, "id": f"copy{c}-{rec['id']}"}) + "\n")
-                questions += len(rec["questions"])
-    return questions
 
 
 def rows(db: Path) -> dict:
@@ -80,7 +69,7 @@ def linted_here(monkeypatch):
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
     path = tmp_path_factory.mktemp("race") / "race.jsonl"
-    race_jsonl(path, copies=3)
+    race_jsonl(path, copies=3, n_files=30)
     return path
 
 
@@ -156,7 +145,7 @@ def test_the_second_process_opens_no_file_of_the_database_and_ends_with_the_impo
 
 def test_bad_input_in_a_late_part_is_one_error_and_the_database_unchanged(tmp_path, small_parts, capsys):
     src = tmp_path / "race.jsonl"
-    race_jsonl(src, copies=3)
+    race_jsonl(src, copies=3, n_files=30)
     db = tmp_path / "a.db"
     # stored first: the file's last passage, with another text
     last = json.loads(src.read_text(encoding="utf-8").splitlines()[-1])

@@ -21,19 +21,7 @@ from desktop.app import imports as import_
 from desktop.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-RACE_TEST_HIGH = ROOT / ".." / "shared" / "data" / "race" / "test" / "high"
-
-
-def race_jsonl(path: Path, copies: int, n_files: int = 40) -> int:
-    """`copies` copies of the first `n_files` RACE test/high passages as JSON lines; the questions."""
-    records = [json.loads(f.read_text(encoding="utf-8")) for f in sorted(RACE_TEST_HIGH.iterdir())[:n_files]]
-    questions = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for c in range(copies):
-            for rec in records:
-                fh.write(json.dumps({**rec, "id": f"copy{c}-{rec['id']}"}) + "\n")
-                questions += len(rec["questions"])
-    return questions
+from race_copies import RACE_TEST_HIGH, race_jsonl  # noqa: E402 - tests/race_copies.py
 
 
 def table(db: Path) -> list:
