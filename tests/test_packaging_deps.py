@@ -17,6 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 OWN = {"desktop", "inference", "models", "tests", "fuzz", "benchmarks", "conftest"}
+# Helper modules beside the tests (tests/race_copies.py …): pytest puts tests/ on the path.
+OWN |= {path.stem for path in (ROOT / "tests").glob("*.py")}
 
 
 def _name(requirement: str) -> str:
