@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from inference import cpu_recipes
 from inference.formatting import TRUNCATION_RULE
 from models.evaluation.summary import summarise
 from models.export import int8_rows
@@ -104,7 +105,10 @@ def build(run: Path, models: Path) -> tuple[dict, dict]:
     export = json.loads((run / "students" / "m12" / "export.json").read_text())
     env = json.loads((run / "pipeline" / "env.json").read_text())
     rec = recipes(run)
-    runtime = ["fp32"] + [r for r in ("int8", "int8x2") if r in rec and all(v["kept"] for v in rec[r].values())]
+
+    def runtime(length: int) -> list[str]:
+        """fp32 and every int8 recipe kept at this card's length (one not measured there is not allowed)."""
+        return ["fp32"] + [r for r in cpu_recipes.RECIPES if r in rec and rec[r].get(str(length), {}).get("kept")]
     settings, cv = evidence_settings(run)
     teacher_card = TEACHER
     training = {
@@ -139,7 +143,7 @@ def build(run: Path, models: Path) -> tuple[dict, dict]:
                    f"{int8_rows.MOST} per tensor) kept apart in float16",
         "outlier_rows": sum(len(v) for v in export["outlier_rows"].values()),
         "stored_vs_trained_float_agreement_dev": export["agreement_stored_vs_float_dev"],
-        "runtime": runtime,
+        "runtime": runtime(384),
         "runtime_measured": rec,
         "runtime_rule": f"a recipe is kept where its argmax agrees with the float model of the files on >= "
                         f"{100 * AGREE_MIN:.1f}% of RACE dev in both formats",
@@ -159,6 +163,7 @@ def build(run: Path, models: Path) -> tuple[dict, dict]:
                                         "mpnet-race-oneseq-512")):
         ev = evaluation(run, length)
         card = {"name": title, "id": ident, **base, "max_length": length,
+                "quantization": {**quantization, "runtime": runtime(length)},
                 "temperature": {f: ev["formats"][f]["temperature"] for f in ("standard", "shortcut")},
                 "metrics": {"evaluation": ev, "product_int8x2": product_rows(run, length), "evidence_cv": cv}}
         if name == "accurate":
