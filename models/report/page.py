@@ -223,9 +223,14 @@ def _recipes(L: list, res: dict) -> None:
     a("")
     a(f"Kept: {', '.join(q['runtime'])} ({q['runtime_rule']}). `int8` (one pass of per-tensor u8 activations, the "
       "outlier channels in float) moves 3% of the answers: rejected. `int8x2` quantizes what the first pass rounded "
-      "away a second time (about 15 bits of the activation, the stored int8 weights exactly, int8 arithmetic): it is "
-      "what a CPU with VNNI runs. A CPU without VNNI runs `fp32`: ONNX Runtime's u8×s8 kernels there use "
-      "VPMADDUBSW, whose 16-bit sums saturate on the second pass's full-range values.")
+      "away a second time (about 15 bits of the activation, the stored int8 weights exactly, int8 arithmetic). "
+      "`int8x2-firstN` gives the second pass to the first N of the 12 layers only: the later layers' rounding moves "
+      "the logits least (screened on 60 RACE dev questions, `docs/model_runs/cpu-reader-2026-11-27/trials/"
+      "late-single-pass-20261128/`), and each layer left out saves a twenty-fourth of the int8 products. "
+      "A CPU with VNNI runs the fastest kept: `int8x2-first9` where the card keeps it (about 1.12x faster than "
+      "`int8x2`, measured in pairs on both CPUs: the trial's README); it moves 0.3-0.6% of RACE dev's answers "
+      "against the float model whose accuracy is reported here. A CPU without VNNI runs `fp32`: ONNX Runtime's u8×s8 "
+      "kernels there use VPMADDUBSW, whose 16-bit sums saturate on the second pass's full-range values.")
     a("")
 
 
