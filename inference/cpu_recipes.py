@@ -89,19 +89,21 @@ def is_stored(model) -> bool:
     return meta.get("mcqlens.int8_recipe") == "int8-rows"
 
 
-def derive(stored, recipe: str):
+def derive(stored, recipe: str, inplace: bool = False):
     """The graph (ModelProto) that `recipe` runs, from a stored graph (weights loaded)."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown CPU recipe {recipe!r}; expected one of {', '.join(RECIPES)}")
-    stored = merge_qkv(stored)
+    # one copy at most (a whole-graph copy is a serialisation of ~110 MB, about 0.3 s with Python's
+    # lock held: the window's thread waits for it); `inplace` when the caller's graph is not used after
+    stored = merge_qkv(stored, inplace=inplace)
     if recipe == "fp32":
         from inference.dequantize import dequantize_model
 
         return dequantize_model(stored)
-    return dynamic_int8(stored, two_pass=SECOND_PASS[recipe], name=recipe)
+    return dynamic_int8(stored, two_pass=SECOND_PASS[recipe], name=recipe, inplace=True)
 
 
-def merge_qkv(stored):
+def merge_qkv(stored, inplace: bool = False):
     """Each layer's query, key and value projections as one product (their int8 columns and float16
     rows side by side, each column keeping its scale: exact), split after: a third of the kernels and
     one wider GEMM.  The split's outputs keep the three products' names (the attention reads them)."""
@@ -111,7 +113,7 @@ def merge_qkv(stored):
     from inference.cpu_graph import set_meta
     from inference.int8_weights import ROWS_META, rows_of
 
-    model = onnx.ModelProto.FromString(stored.SerializeToString())
+    model = stored if inplace else onnx.ModelProto.FromString(stored.SerializeToString())
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     by_name = {n.name: n for n in g.node}
@@ -185,7 +187,7 @@ def merge_qkv(stored):
 
 
 def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, two_pass: tuple[str, ...] = (),
-                 name: str | None = None):
+                 name: str | None = None, inplace: bool = False):
     """The int8 graph; `skip`: MatMuls (by name) kept in float; `extra`: {activation: input channels}
     also multiplied in float beside the int8 product; `two_pass`: MatMuls (by name) given the second
     int8 pass (the ``int8x2`` recipe: ``("_matmul",)``, every one)."""
@@ -195,7 +197,7 @@ def dynamic_int8(stored, skip: tuple[str, ...] = (), extra: dict | None = None, 
     from inference.cpu_graph import set_meta
     from inference.int8_weights import rows_of
 
-    model = onnx.ModelProto.FromString(stored.SerializeToString())
+    model = stored if inplace else onnx.ModelProto.FromString(stored.SerializeToString())
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     rows = rows_of(model)

@@ -70,7 +70,7 @@ class Runner:
             try:
                 import onnx
 
-                graph = cpu_recipes.derive(onnx.load(str(path)), self.recipe)
+                graph = cpu_recipes.derive(onnx.load(str(path)), self.recipe, inplace=True)
                 self.attention_layers = _evidence_attention(card)
                 if self.attention_layers and self.one_sequence:
                     from inference import option_attention
