@@ -123,9 +123,8 @@ def next_items(app, window, steps: int) -> dict:
 
 def queue_idle(app, window, timeout: float = 300.0) -> float | None:
     """Seconds until the model's thread has also scored the items ahead (None: not within `timeout`).
-    The model starts loading once the window has painted, so at the end of the moves it is still
-    scoring ahead; the search and the filters are timed with it idle, as when it loaded during the
-    window's open (its cost beside the window is what bench_review_flow measures)."""
+    The search and the filters are timed with it idle: what the model costs beside the window is
+    what bench_review_flow measures."""
     t = time.perf_counter()
     while time.perf_counter() - t < timeout:
         app.processEvents()

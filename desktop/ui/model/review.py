@@ -196,8 +196,6 @@ class ModelReview(QObject, WorkerWiring):
 
     # ---- closing -------------------------------------------------------------------------------------
     def eventFilter(self, obj, event):
-        if obj is self.window and event.type() == QEvent.Show and not self.worker.started:
-            self.window_shown()
         if obj is self.window and event.type() == QEvent.Close:
             self.stopped = True
             self.closed = True  # scores still queued for delivery find the store closed: drop them

@@ -12,8 +12,6 @@ import os
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
-
 from desktop.ui.kit import colors
 from desktop.app import model_scoring as ms
 from desktop.domain.model import Dataset, Passage
@@ -44,28 +42,7 @@ class WorkerWiring:
         self.worker.jobDone.connect(self._job_done)
         self.worker.queueChanged.connect(self.queue_control.queue_changed)
         self.worker.set_paused(self.queue_control.paused)
-        if self.window.isVisible():  # Model > Choose the model…: load at once
-            self.worker.start()
-        else:  # a window being built: after its first paint (`window_shown`), or at once if never shown
-            QTimer.singleShot(0, self._start_if_never_shown)
-
-    # Loading the model holds Python's lock for a second or two (reading the graph and deriving the
-    # CPU's arithmetic from it), and the GUI thread waits for that lock: the window painted its first
-    # item in 0.3 s with no model loading beside it and in 2.1-2.8 s with it (bench_gui, 2 cores).
-    # So the model starts loading once the window has painted; its numbers come as before.
-    AFTER_FIRST_PAINT_MS = 250
-
-    def window_shown(self) -> None:
-        """The window's first Show event: start the model's thread once the first paint is done."""
-        QTimer.singleShot(self.AFTER_FIRST_PAINT_MS, self._start_once)
-
-    def _start_if_never_shown(self) -> None:
-        if not self.window.isVisible():  # a window that is never shown (a script, a test) loads at once
-            self._start_once()
-
-    def _start_once(self) -> None:
-        if not self.worker.started and not self.stopped:
-            self.worker.start()
+        self.worker.start()
 
     def _model_ready(self, model) -> None:
         self.model = model

@@ -69,10 +69,6 @@ class ScoringWorker(QObject):
         """Start loading the model; connect the signals first (a missing model fails at once)."""
         self._thread.start()
 
-    @property
-    def started(self) -> bool:
-        return self._thread.ident is not None
-
     # ---- requests (GUI thread) -------------------------------------------------------
     def request_item(self, item_id: str, question, passage_text: str, rescore: bool = False) -> None:
         """The open item (its stages come first); the same item again only refreshes its data."""
