@@ -112,7 +112,9 @@ class Runner:
         self.unpadded = graph_is_unpadded(self.session)
         self.workers = 1
         if self.one_sequence and not self.on_gpu:
-            layout = f"{layout}; one sequence per question, {self.threads or default_workers()} threads"
+            spin = "threads sleep" if os.environ.get("MCQLENS_ORT_SPIN") == "0" else "threads spin"
+            layout = (f"{layout}; one sequence per question, {self.threads or default_workers()} threads "
+                      f"({spin} between a run's operators)")
         elif self.unpadded and not self.on_gpu:
             self.workers = self.threads or default_workers()
             how = (f"unpadded sequences, {self.workers} concurrent runs of 1 thread" if self.workers > 1
@@ -156,11 +158,16 @@ class Runner:
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             if intra:
                 opts.intra_op_num_threads = intra
-            if os.environ.get("MCQLENS_ORT_SPIN") != "1":
-                # idle worker threads sleep instead of spinning: on a laptop shared with the
-                # workbench (and on this shared 2-core machine: 488 -> 322 ms best case for a
-                # standard question) spinning only steals the cores the work needs
+            if os.environ.get("MCQLENS_ORT_SPIN") == "0":
                 opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            else:
+                # a run's worker threads spin between its operators (a one-sequence question is
+                # ~450 small kernels: waking a sleeping thread for each cost the shortcut format
+                # 14-18% and the standard 3-5% on the 2-core AMD, paired, docs/bench_runs/trials/
+                # spin-within-run-20261128), and stop when the run ends, so that an idle model
+                # takes no CPU from the window (spinning on after a run burnt ~50 ms of CPU each)
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
+                opts.add_session_config_entry("session.force_spinning_stop", "1")
             kwargs = {}
             if on_cpu:
                 from inference.cpu_graph import DISABLED_OPTIMIZERS
