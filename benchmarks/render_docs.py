@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 BLOCKS = {ROOT / "README.md": "bench:summary", ROOT / "docs" / "models.md": "bench:summary"}
 
 # The order of sections in the docs; a benchmark not listed comes after, by name.
-ORDER = ["bench_inference", "bench_gpu", "bench_gui", "bench_review_flow", "bench_whatif", "bench_giveaway", "bench_giveaway_dev", "bench_score_store", "bench_report", "bench_nota",
+ORDER = ["bench_inference", "bench_inference_no_vnni", "bench_gpu", "bench_gui", "bench_review_flow", "bench_whatif", "bench_giveaway", "bench_giveaway_dev", "bench_score_store", "bench_report", "bench_nota",
          "bench_import_export", "bench_formats"]
 
 HEAD = """# Benchmarks
@@ -83,6 +83,8 @@ def machine_line(m: dict) -> str:
     parts = [f"{m['cores']} cores, {m.get('cpu')}"] if m.get("cores") else []
     if m.get("gpu"):
         parts.append(f"GPU: {m['gpu']}")
+    if m.get("cpuid_mask"):
+        parts.append(f"as an AVX2-only CPU: {m['cpuid_mask']}")
     la, lb = m.get("load_average_start"), m.get("load_average_end")
     if la:
         parts.append(f"load average (1/5/15 min) {la[0]}/{la[1]}/{la[2]} at the start"
@@ -146,6 +148,14 @@ def render_doc(runs: list[dict]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def where(m: dict) -> str:
+    """The machine in a few words: the GPU, or the CPU's model (and its mask, `benchmarks/cpuid_mask`)."""
+    if m.get("gpu"):
+        return m["gpu"]
+    cpu = f"CPU: {m['cpu']}" if m.get("cpu") else "CPU"
+    return f"{cpu} as an AVX2-only CPU (AVX-512, VNNI and AMX hidden)" if m.get("cpuid_mask") else cpu
+
+
 def render_block(runs: list[dict]) -> str:
     """The compact list for README.md and docs/models.md: every headline with its command."""
     by = latest(runs)
@@ -156,7 +166,7 @@ def render_block(runs: list[dict]) -> str:
                          + (f" (target {row['target']}, {'met' if row['met'] else 'not met'})" if row.get("met") is not None else "")
                          for row in r["headline"])
         if figs:
-            out.append(f"- `{r['command']}` ({(r.get('machine') or {}).get('gpu') or 'CPU'}, {r.get('date', '')[:10]}): {figs}")
+            out.append(f"- `{r['command']}` ({where(r.get('machine') or {})}, {r.get('date', '')[:10]}): {figs}")
     return "\n".join(out)
 
 

@@ -182,7 +182,7 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
         # each candidate's latest run: a later run of some candidates leaves the others' rows as measured before
         parts = [f"of {', '.join(r['key'] for r in rs)} from `docs/bench_runs/{rec}` ({rs[0]['latency']['cpu']}; flags "
                  f"{', '.join(rs[0]['latency'].get('cpu_flags') or [])}; recipe "
-                 f"{', '.join(sorted({str(r['latency'].get('recipe')) for r in rs}))})"
+                 f"{', '.join(sorted({r['latency'].get('recipe') or 'the graph as stored' for r in rs}))})"
                  for rec, rs in sorted(records.items(), reverse=True)]
         a("Latency " + "; ".join(parts) + ", the recipe the runtime picked there. Accuracy of m12 is its "
           "shipped files' float model (what both kept CPU recipes compute); of m6 and m3 the float student on the "
