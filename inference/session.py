@@ -50,6 +50,7 @@ class Runner:
             path = self._graph_path(self.precision)
         except OSError as exc:
             raise ModelError(f"{self.directory}: cannot write the fp16 graph for the GPU ({exc})") from exc
+        self.spin = spinning()
         env_threads = os.environ.get("MCQLENS_THREADS")
         self.threads = int(threads or env_threads) if (threads or env_threads) else None
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
@@ -112,7 +113,7 @@ class Runner:
         self.unpadded = graph_is_unpadded(self.session)
         self.workers = 1
         if self.one_sequence and not self.on_gpu:
-            spin = "threads sleep" if os.environ.get("MCQLENS_ORT_SPIN") == "0" else "threads spin"
+            spin = "threads spin" if self.spin else "threads sleep"
             layout = (f"{layout}; one sequence per question, {self.threads or default_workers()} threads "
                       f"({spin} between a run's operators)")
         elif self.unpadded and not self.on_gpu:
@@ -158,16 +159,16 @@ class Runner:
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             if intra:
                 opts.intra_op_num_threads = intra
-            if os.environ.get("MCQLENS_ORT_SPIN") == "0":
-                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            else:
+            if self.spin:
                 # a run's worker threads spin between its operators (a one-sequence question is
                 # ~450 small kernels: waking a sleeping thread for each cost the shortcut format
                 # 14-18% and the standard 3-5% on the 2-core AMD, paired, docs/bench_runs/trials/
-                # spin-within-run-20261128), and stop when the run ends, so that an idle model
-                # takes no CPU from the window (spinning on after a run burnt ~50 ms of CPU each)
+                # spin-within-run-20261128), and stop when the run ends (spinning on after a run
+                # burnt ~50 ms of CPU each)
                 opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
                 opts.add_session_config_entry("session.force_spinning_stop", "1")
+            else:
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             kwargs = {}
             if on_cpu:
                 from inference.cpu_graph import DISABLED_OPTIMIZERS
@@ -281,6 +282,23 @@ class Runner:
             raise ModelError(f"{self.graph_file}: scoring failed ({_first_line(exc)})") from exc
         out = np.asarray(out, dtype=np.float64).reshape(enc.option_mask.shape)
         return np.where(enc.option_mask, out, -np.inf)
+
+
+def spinning() -> bool:
+    """Whether a run's threads spin between its operators: MCQLENS_ORT_SPIN=1 or 0 says; else yes,
+    unless the thread loading the model has yielded to a window (`desktop.ui.model.thread_priority`:
+    a nice value above the process's).  There the window's thread waited for the model's: search
+    and filter changes on all of RACE took 1,177 and 2,446 ms instead of 16 and 40 (bench_gui,
+    docs/bench_runs/trials/spin-within-run-20261128), and the runs there are ahead of the reader."""
+    forced = os.environ.get("MCQLENS_ORT_SPIN")
+    if forced in ("0", "1"):
+        return forced == "1"
+    try:
+        import threading
+
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= os.getpriority(os.PRIO_PROCESS, os.getpid())
+    except (AttributeError, OSError):  # no per-thread priorities here: nothing yields, spin
+        return True
 
 
 def _evidence_attention(card) -> tuple[int, ...]:
