@@ -301,8 +301,12 @@ def test_runs_spin_only_where_no_window_waits(model, monkeypatch):
     assert model.runner.spin and "threads spin between a run's operators" in model.message
     got = {}
 
+    lower = os.getpriority(os.PRIO_PROCESS, os.getpid()) + 10  # what yield_to_the_window does
+    if lower > 19:
+        pytest.skip("this process already runs at the lowest priority")
+
     def background():
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # what yield_to_the_window does
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), lower)
         got["model"] = inference.load_model(TINY, device="cpu")
 
     t = threading.Thread(target=background)
