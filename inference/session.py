@@ -12,6 +12,7 @@ float16 outlier rows get their arithmetic derived in memory at load (`inference.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -294,8 +295,6 @@ def spinning() -> bool:
     if forced in ("0", "1"):
         return forced == "1"
     try:
-        import threading
-
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= os.getpriority(os.PRIO_PROCESS, os.getpid())
     except (AttributeError, OSError):  # no per-thread priorities here: nothing yields, spin
         return True
