@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from desktop import cli
+from desktop.commands import progress
 from desktop.commands.progress import Heartbeat
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -32,6 +33,15 @@ def test_export_report_and_agreement_beat_on_a_non_terminal_stderr(tmp_path, cap
     assert cli.main(["import", str(DATA / "embrace" / "embrace_yellow.jsonl"), "--db", str(db)]) == 0
     capsys.readouterr()
     monkeypatch.setenv("MCQLENS_PROGRESS_SECONDS", "0.01")
+    # each step lasts ten beats at least: a command faster than one beat (agreement on this small
+    # database once took under 10 ms in CI) would print nothing, and the test would say nothing
+    step = progress.Heartbeat.step
+
+    def slow_step(self, phase):
+        step(self, phase)
+        time.sleep(0.1)
+
+    monkeypatch.setattr(progress.Heartbeat, "step", slow_step)
     for argv, label in ((["export", "embrace", "--db", str(db), "-o", str(tmp_path / "out.jsonl")], "export: "),
                         (["report", "--db", str(db), "-o", str(tmp_path / "rep")], "report: "),
                         (["agreement", "--db", str(db), "-o", str(tmp_path / "agr")], "agreement: ")):
