@@ -44,8 +44,10 @@ class Model:
 
 
 def load_model(directory: str | Path, device: str = "auto", precision: str | None = None,
-               threads: int | None = None) -> Model:
-    """Load a model directory; every problem is a ModelError naming the file."""
+               threads: int | None = None, beside_window: bool = False) -> Model:
+    """Load a model directory; every problem is a ModelError naming the file.  `beside_window`: the
+    model works for an open window (its panel), whose thread must not wait for it
+    (`inference.session.spinning`)."""
     from inference.session import Runner
 
     directory = Path(directory)
@@ -56,5 +58,6 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     except Exception as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ModelError(f"{tokenizer_file}: not a readable tokenizers file ({why})") from exc
-    runner = Runner(directory, card, device=device, precision=precision, threads=threads)
+    runner = Runner(directory, card, device=device, precision=precision, threads=threads,
+                    beside_window=beside_window)
     return Model(directory, card, tokenizer, runner)

@@ -12,7 +12,6 @@ float16 outlier rows get their arithmetic derived in memory at load (`inference.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +30,7 @@ class Runner:
     """One ONNX Runtime session over the model graph that suits the device."""
 
     def __init__(self, directory: str | Path, card: ModelCard, device: str = "auto",
-                 precision: str | None = None, threads: int | None = None):
+                 precision: str | None = None, threads: int | None = None, beside_window: bool = False):
         ort_ = ort()
         self.directory = Path(directory)
         self.card = card
@@ -51,7 +50,7 @@ class Runner:
             path = self._graph_path(self.precision)
         except OSError as exc:
             raise ModelError(f"{self.directory}: cannot write the fp16 graph for the GPU ({exc})") from exc
-        self.spin = spinning()
+        self.spin = spinning(beside_window)
         env_threads = os.environ.get("MCQLENS_THREADS")
         self.threads = int(threads or env_threads) if (threads or env_threads) else None
         providers = [provider] if provider == "CPUExecutionProvider" else [provider, "CPUExecutionProvider"]
@@ -285,19 +284,16 @@ class Runner:
         return np.where(enc.option_mask, out, -np.inf)
 
 
-def spinning() -> bool:
+def spinning(beside_window: bool = False) -> bool:
     """Whether a run's threads spin between its operators: MCQLENS_ORT_SPIN=1 or 0 says; else yes,
-    unless the thread loading the model has yielded to a window (`desktop.ui.model.thread_priority`:
-    a nice value above the process's).  There the window's thread waited for the model's: search
-    and filter changes on all of RACE took 1,177 and 2,446 ms instead of 16 and 40 (bench_gui,
-    docs/bench_runs/trials/spin-within-run-20261128), and the runs there are ahead of the reader."""
+    unless the model works beside an open window (its panel).  There the window's thread waited
+    for spinning ones: search and filter changes on all of RACE took 1,177 and 2,446 ms instead of
+    16 and 40 (bench_gui, docs/bench_runs/trials/spin-within-run-20261128), and the panel's runs
+    are mostly ahead of the reader anyway."""
     forced = os.environ.get("MCQLENS_ORT_SPIN")
     if forced in ("0", "1"):
         return forced == "1"
-    try:
-        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= os.getpriority(os.PRIO_PROCESS, os.getpid())
-    except (AttributeError, OSError):  # no per-thread priorities here: nothing yields, spin
-        return True
+    return not beside_window
 
 
 def _evidence_attention(card) -> tuple[int, ...]:

@@ -289,30 +289,15 @@ def test_giveaway_words_of_a_one_sequence_model(model):
 
 
 def test_runs_spin_only_where_no_window_waits(model, monkeypatch):
-    """A model loaded on the command line's thread spins between a run's operators; one loaded by a
-    thread that yielded to the window (a higher nice value, as the window's model thread takes)
-    sleeps there: the window's searches waited for it.  Either way the numbers are the same."""
-    import os
-    import threading
-
+    """A model loaded for the command line spins between a run's operators; the window's panel
+    loads its model beside the window (`desktop.app.model_scoring.load`), and its threads sleep
+    there: the window's searches waited for spinning ones.  Either way the numbers are the same."""
     import inference
+    from desktop.app import model_scoring
 
     monkeypatch.delenv("MCQLENS_ORT_SPIN", raising=False)
     assert model.runner.spin and "threads spin between a run's operators" in model.message
-    got = {}
-
-    lower = os.getpriority(os.PRIO_PROCESS, os.getpid()) + 10  # what yield_to_the_window does
-    if lower > 19:
-        pytest.skip("this process already runs at the lowest priority")
-
-    def background():
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), lower)
-        got["model"] = inference.load_model(TINY, device="cpu")
-
-    t = threading.Thread(target=background)
-    t.start()
-    t.join()
-    quiet = got["model"]
+    quiet = model_scoring.load(TINY)
     assert not quiet.runner.spin and "threads sleep between a run's operators" in quiet.message
     qs, passages = race_questions(2)
     a = inference.score(model, qs, passages, ["standard", "shortcut"], evidence=None)
@@ -322,3 +307,5 @@ def test_runs_spin_only_where_no_window_waits(model, monkeypatch):
             np.testing.assert_allclose(x.formats[fmt].logits, y.formats[fmt].logits, atol=1e-6)
     monkeypatch.setenv("MCQLENS_ORT_SPIN", "0")
     assert not inference.load_model(TINY, device="cpu").runner.spin
+    monkeypatch.setenv("MCQLENS_ORT_SPIN", "1")
+    assert model_scoring.load(TINY).runner.spin

@@ -55,7 +55,7 @@ def say_which_model(directory: str | Path) -> None:
 
 def load(directory: str | Path):
     """The model for the panel; ModelError (with the reason in words) when there is none."""
-    return inference.load_model(directory)
+    return inference.load_model(directory, beside_window=True)
 
 
 # ---------------------------------------------------------------------------- scoring
