@@ -22,6 +22,7 @@ from inference.evidence_choice import settings_for
 from inference.formatting import Encoded
 from inference.gpu_graph import GPU_LENGTH_BUCKET, derive_fp16, pad_to_bucket
 from inference.graph_files import external_data_problem, stored_rows
+from inference import side_by_side
 from inference.providers import CPU_ORDER, GPU_ORDER, choose_provider, default_workers, ort, pool
 from inference.unpadded import graph_is_unpadded, unpadded_logits
 
@@ -58,6 +59,7 @@ class Runner:
         self.recipe = None
         self.attention_layers: tuple[int, ...] = ()  # graph output of the reader's attention, for the evidence
         self.one_sequence = card.layout == "one-sequence"
+        self.side_session = None  # single-threaded, for a call's questions side by side (inference.side_by_side)
         stored = not on_cuda and self.precision == "int8" and stored_rows(path)
         if on_cuda:
             self.session = self._session(ort_, path, providers, unpadded=False)
@@ -81,8 +83,15 @@ class Runner:
                 raise ModelError(f"{path}: cannot read the stored int8 weights ({_first_line(exc)})") from exc
             layout = f"{why}; {self.recipe} graph derived at load"
             intra = self.threads or default_workers() if self.one_sequence else 1
-            self.session = self._session(ort_, path, providers, unpadded=True, model_bytes=graph.SerializeToString(),
-                                         intra=intra)
+            model_bytes = graph.SerializeToString()
+            del graph
+            if self.one_sequence:  # a lone question on `intra` threads, a call's questions side by side
+                self.session, self.side_session = side_by_side.sessions(
+                    lambda n: self._session(ort_, path, providers, unpadded=True, model_bytes=model_bytes, intra=n),
+                    intra)
+            else:
+                self.session = self._session(ort_, path, providers, unpadded=True, model_bytes=model_bytes,
+                                             intra=intra)
         else:
             cpu_path, layout, unpadded = self._cpu_layout(path)
             try:
@@ -112,10 +121,17 @@ class Runner:
         self.graph_file = path.name
         self.unpadded = graph_is_unpadded(self.session)
         self.workers = 1
+        self.side_workers = 1
         if self.one_sequence and not self.on_gpu:
             spin = "threads spin" if self.spin else "threads sleep"
-            layout = (f"{layout}; one sequence per question, {self.threads or default_workers()} threads "
-                      f"({spin} between a run's operators)")
+            threads = self.threads or default_workers()
+            if self.side_session is None and self.unpadded and threads > 1:  # its one thread a run already
+                self.side_session = self.session
+            self.side_workers = threads if self.side_session is not None else 1
+            side = (f"; a call's questions {self.side_workers} at a time, 1 thread each" if self.side_workers > 1
+                    else "")
+            layout = (f"{layout}; one sequence per question, {threads} threads "
+                      f"({spin} between a run's operators){side}")
         elif self.unpadded and not self.on_gpu:
             self.workers = self.threads or default_workers()
             how = (f"unpadded sequences, {self.workers} concurrent runs of 1 thread" if self.workers > 1
@@ -237,10 +253,17 @@ class Runner:
         more = {e: np.zeros(batch.option_mask.shape + batch.input_ids.shape[1:], np.float32) for e in extra}
         try:
             if self.unpadded and not self.on_gpu:
-                for b, n in enumerate(batch.lengths.tolist()):
-                    rows = [b]
-                    feeds = {k: np.ascontiguousarray(v[rows, :n]) for k, v in batch.feeds(names).items()}
-                    got = self._run_outputs(feeds, ("logits", *extra))
+                lengths = batch.lengths.tolist()
+                feeds_of = batch.feeds(names)
+
+                def run(session, b: int) -> list[np.ndarray]:
+                    n = lengths[b]
+                    return self._run_outputs({k: np.ascontiguousarray(v[[b], :n]) for k, v in feeds_of.items()},
+                                             ("logits", *extra), session)
+
+                for b, got in enumerate(side_by_side.run_all(run, len(lengths), self.session, self.side_session,
+                                                             self.side_workers)):
+                    rows, n = [b], lengths[b]
                     z = np.asarray(got[0], dtype=np.float64)
                     out[rows, : z.shape[1]] = z
                     for e, arr in zip(extra, got[1:]):
@@ -256,7 +279,9 @@ class Runner:
         logits = np.where(batch.option_mask, out, -np.inf)
         return (logits, more) if extra else logits
 
-    def _run_outputs(self, feeds: dict[str, np.ndarray], outputs: tuple[str, ...]) -> list[np.ndarray]:
+    def _run_outputs(self, feeds: dict[str, np.ndarray], outputs: tuple[str, ...], session=None) -> list[np.ndarray]:
+        if session is not None and session is not self.session:  # a single-threaded run beside others (CPU)
+            return session.run(list(outputs), feeds)
         if outputs == ("logits",):
             return [self._run(feeds)]
         if self.on_gpu:

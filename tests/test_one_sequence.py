@@ -309,3 +309,46 @@ def test_runs_spin_only_where_no_window_waits(model, monkeypatch):
     assert not inference.load_model(TINY, device="cpu").runner.spin
     monkeypatch.setenv("MCQLENS_ORT_SPIN", "1")
     assert model_scoring.load(TINY).runner.spin
+
+
+def test_a_calls_questions_run_side_by_side_with_their_own_numbers():
+    """The questions of one call run side by side on a single-threaded session, one thread each
+    (`inference.side_by_side`); each still runs alone, so its logits, and the reader's attention
+    the evidence weighs, are bit for bit those the question gets by itself on both threads."""
+    import inference
+    from inference.one_sequence import encode
+    from inference.option_attention import OUTPUT
+
+    m = inference.load_model(TINY, device="cpu", threads=2)
+    r = m.runner
+    assert r.side_workers == 2 and r.side_session is not None and r.side_session is not r.session
+    assert "a call's questions 2 at a time, 1 thread each" in m.message
+
+    class Counted:  # which session the runs went to
+        def __init__(self, session):
+            self.session, self.runs = session, 0
+
+        def run(self, outputs, feeds):
+            self.runs += 1
+            return self.session.run(outputs, feeds)
+
+    r.side_session = Counted(r.side_session)
+    qs, passages = race_questions(4)
+    items = [(passages[q.passage_id], q.stem, q.alternatives) for q in qs]
+    for fmt in ("standard", "shortcut"):
+        extra = (OUTPUT,) if fmt == "standard" and r.attention_layers else ()
+        before = r.side_session.runs
+        together = r.logits_one(encode(m.tokenizer, items, fmt, m.card.max_length), extra)
+        assert r.side_session.runs - before == len(items)  # every question of the call, side by side
+        for b, item in enumerate(items):
+            alone = r.logits_one(encode(m.tokenizer, [item], fmt, m.card.max_length), extra)
+            if extra:
+                (z, more), (z1, more1) = together, alone
+                n = more1[OUTPUT].shape[-1]
+                assert np.array_equal(more[OUTPUT][b, :, :n], more1[OUTPUT][0])
+            else:
+                z, z1 = together, alone
+            assert np.array_equal(z[b][np.isfinite(z[b])], z1[0][np.isfinite(z1[0])])
+        assert r.side_session.runs - before == len(items)  # a lone question ran on both threads
+    one = inference.load_model(TINY, device="cpu", threads=1)
+    assert one.runner.side_session is None and "at a time" not in one.message

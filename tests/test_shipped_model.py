@@ -161,3 +161,15 @@ def test_the_first9_recipe_takes_one_pass_in_the_last_three_layers_and_keeps_cle
             want = np.array(recorded[(rec["id"], fmt)])
             assert np.argmax(row[: len(want)]) == np.argmax(want), (fmt, rec["id"])
             assert np.abs(row[: len(want)] - want).max() < 0.25, (fmt, rec["id"])
+    # the three in one call run side by side, one thread each (inference.side_by_side): the same
+    # logits and the same attention the evidence weighs, bit for bit, as each question alone
+    from inference.option_attention import OUTPUT
+
+    items = [(rec["passage"], rec["stem"], rec["alternatives"]) for rec in records]
+    r = model.runner
+    assert r.attention_layers and (r.side_workers > 1) == (r.side_session is not None)
+    z, more = r.logits_one(encode(model.tokenizer, items, "standard", model.card.max_length), (OUTPUT,))
+    for b, item in enumerate(items):
+        z1, more1 = r.logits_one(encode(model.tokenizer, [item], "standard", model.card.max_length), (OUTPUT,))
+        assert np.array_equal(z[b], z1[0]) and np.array_equal(more[OUTPUT][b, :, :more1[OUTPUT].shape[-1]],
+                                                              more1[OUTPUT][0])

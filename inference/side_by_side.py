@@ -1,0 +1,55 @@
+"""The questions of one call side by side on the CPU, one thread each.
+
+A one-sequence model runs a lone question on all its threads (the panel waits for that one
+question).  A call with many sequences — a scoring run, an item's occluded copies for its
+give-away words, the passage without each of its evidence candidates — keeps the CPU busier
+when its questions run at the same time, each on one thread: on the 2-core AMD 25.5 ms a
+shortcut copy against 31-42 ms one at a time on both threads, and the standard format
+205-238 ms against 219-261 (docs/bench_runs/trials/side-by-side-20261128).  Every question still
+runs alone in its own run, so its numbers are those it gets by itself: ONNX Runtime splits a
+product between threads by rows and columns, never along the sum, and the trial found the
+logits and the attention output bit for bit the same.
+
+A second session over the same graph (about 130 MB more memory) gives the single-threaded
+runs; it is made at load beside the first, so loading takes ~0.2 s longer and the first
+scoring call does not wait for it.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from inference.providers import pool
+
+
+def sessions(make: Callable[[int], object], threads: int) -> tuple[object, object | None]:
+    """(the session for a lone question on `threads` threads, the single-threaded one for
+    questions side by side, or None when `threads` is 1 and the first is that one already).
+    The two are made at the same time; an error of either is raised here."""
+    if threads <= 1:
+        return make(1), None
+    side: dict = {}
+
+    def make_side():
+        try:
+            side["session"] = make(1)
+        except BaseException as exc:  # raised in the caller's thread below
+            side["error"] = exc
+
+    worker = threading.Thread(target=make_side, name="mcqlens-ort-load")
+    worker.start()
+    try:
+        main = make(threads)
+    finally:
+        worker.join()
+    if "error" in side:
+        raise side["error"]
+    return main, side["session"]
+
+
+def run_all(run: Callable[[object, int], list], count: int, single, side, workers: int) -> list:
+    """`run(session, i)` for i in 0..count-1, in order: a lone question on `single`; more than
+    one `workers` at a time on `side` (one at a time on `single` without it)."""
+    if count <= 1 or side is None or workers <= 1:
+        return [run(single, i) for i in range(count)]
+    return list(pool(workers).map(lambda i: run(side, i), range(count)))
