@@ -16,6 +16,8 @@ scoring call does not wait for it.
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Callable
 
@@ -49,7 +51,33 @@ def sessions(make: Callable[[int], object], threads: int) -> tuple[object, objec
 
 def run_all(run: Callable[[object, int], list], count: int, single, side, workers: int) -> list:
     """`run(session, i)` for i in 0..count-1, in order: a lone question on `single`; more than
-    one `workers` at a time on `side` (one at a time on `single` without it)."""
+    one `workers` at a time on `side` (one at a time on `single` without it).  The runs take the
+    caller's CPU priority: the window's model thread runs below the window
+    (`desktop.ui.model.thread_priority`), and so must the runs it hands to the pool."""
     if count <= 1 or side is None or workers <= 1:
         return [run(single, i) for i in range(count)]
-    return list(pool(workers).map(lambda i: run(side, i), range(count)))
+    nice = _nice()
+
+    def one(i: int):
+        if nice is not None and (_nice() or 0) < nice:  # a thread may lower its own priority, not raise it
+            _set_nice(nice)
+        return run(side, i)
+
+    return list(pool(workers).map(one, range(count)))
+
+
+def _nice() -> int | None:
+    """This thread's nice value (Linux: each thread has its own), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except OSError:
+        return None
+
+
+def _set_nice(value: int) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), value)
+    except OSError:  # a sandbox may refuse it: the run goes on as it is
+        pass

@@ -352,3 +352,32 @@ def test_a_calls_questions_run_side_by_side_with_their_own_numbers():
         assert r.side_session.runs - before == len(items)  # a lone question ran on both threads
     one = inference.load_model(TINY, device="cpu", threads=1)
     assert one.runner.side_session is None and "at a time" not in one.message
+
+
+def test_runs_side_by_side_take_the_callers_priority():
+    """The window's model thread runs below the window (nice 10, `desktop.ui.model.thread_priority`);
+    the runs it hands to the shared pool must too, or two cores' worth of scoring ahead would take
+    the CPU from the window's searches."""
+    import os
+    import sys
+    import threading
+
+    from inference import side_by_side
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("a thread's own nice value is Linux's")
+    seen = []
+
+    def run(session, i):
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return i
+
+    def caller():
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        out.extend(side_by_side.run_all(run, 6, "single", "side", 3))  # a pool of its own size
+
+    out: list = []
+    t = threading.Thread(target=caller)
+    t.start()
+    t.join()
+    assert out == list(range(6)) and seen and set(seen) == {19}
