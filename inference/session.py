@@ -125,8 +125,8 @@ class Runner:
         if self.one_sequence and not self.on_gpu:
             spin = "threads spin" if self.spin else "threads sleep"
             threads = self.threads or default_workers()
-            if self.side_session is None and self.unpadded and threads > 1:  # its one thread a run already
-                self.side_session = self.session
+            if self.side_session is None and not stored and self.unpadded and threads > 1:
+                self.side_session = self.session  # a graph in the CPU layout: its session runs one thread already
             self.side_workers = threads if self.side_session is not None else 1
             side = (f"; a call's questions {self.side_workers} at a time, 1 thread each" if self.side_workers > 1
                     else "")

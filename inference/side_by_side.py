@@ -12,7 +12,8 @@ logits and the attention output bit for bit the same.
 
 A second session over the same graph (about 130 MB more memory) gives the single-threaded
 runs; it is made at load beside the first, so loading takes ~0.2 s longer and the first
-scoring call does not wait for it.
+scoring call does not wait for it.  MCQLENS_SIDE_BY_SIDE=0 goes without it (a machine short of
+memory; the paired measurements).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from typing import Callable
 
 from inference.providers import pool
 
+ENV = "MCQLENS_SIDE_BY_SIDE"  # 0: no second session
+
 
 def sessions(make: Callable[[int], object], threads: int) -> tuple[object, object | None]:
     """(the session for a lone question on `threads` threads, the single-threaded one for
@@ -30,6 +33,8 @@ def sessions(make: Callable[[int], object], threads: int) -> tuple[object, objec
     The two are made at the same time; an error of either is raised here."""
     if threads <= 1:
         return make(1), None
+    if os.environ.get(ENV) == "0":  # no second session: 130 MB less, a call's questions one at a time
+        return make(threads), None
     side: dict = {}
 
     def make_side():

@@ -354,6 +354,16 @@ def test_a_calls_questions_run_side_by_side_with_their_own_numbers():
     assert one.runner.side_session is None and "at a time" not in one.message
 
 
+def test_no_second_session_where_it_is_switched_off(monkeypatch):
+    import inference
+
+    monkeypatch.setenv("MCQLENS_SIDE_BY_SIDE", "0")
+    m = inference.load_model(TINY, device="cpu", threads=2)
+    assert m.runner.side_session is None and m.runner.side_workers == 1 and "at a time" not in m.message
+    qs, passages = race_questions(2)
+    assert len(inference.score(m, qs, passages, ["shortcut"], evidence=None)) == len(qs)
+
+
 def test_runs_side_by_side_take_the_callers_priority():
     """The window's model thread runs below the window (nice 10, `desktop.ui.model.thread_priority`);
     the runs it hands to the shared pool must too, or two cores' worth of scoring ahead would take
