@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from desktop.domain.errors import ModelError
+from inference import side_by_side
 from inference.card import ModelCard, check_graph_inputs
 from inference.evidence_choice import settings_for
 from inference.formatting import Encoded
 from inference.gpu_graph import GPU_LENGTH_BUCKET, derive_fp16, pad_to_bucket
 from inference.graph_files import external_data_problem, stored_rows
-from inference import side_by_side
 from inference.providers import CPU_ORDER, GPU_ORDER, choose_provider, default_workers, ort, pool
 from inference.unpadded import graph_is_unpadded, unpadded_logits
 
@@ -256,10 +256,10 @@ class Runner:
                 lengths = batch.lengths.tolist()
                 feeds_of = batch.feeds(names)
 
-                def run(session, b: int) -> list[np.ndarray]:
+                def run(session, b: int) -> list[np.ndarray]:  # this main session or the side one: CPU either way
                     n = lengths[b]
-                    return self._run_outputs({k: np.ascontiguousarray(v[[b], :n]) for k, v in feeds_of.items()},
-                                             ("logits", *extra), session)
+                    return session.run(["logits", *extra], {k: np.ascontiguousarray(v[[b], :n])
+                                                            for k, v in feeds_of.items()})
 
                 for b, got in enumerate(side_by_side.run_all(run, len(lengths), self.session, self.side_session,
                                                              self.side_workers)):
@@ -279,9 +279,7 @@ class Runner:
         logits = np.where(batch.option_mask, out, -np.inf)
         return (logits, more) if extra else logits
 
-    def _run_outputs(self, feeds: dict[str, np.ndarray], outputs: tuple[str, ...], session=None) -> list[np.ndarray]:
-        if session is not None and session is not self.session:  # a single-threaded run beside others (CPU)
-            return session.run(list(outputs), feeds)
+    def _run_outputs(self, feeds: dict[str, np.ndarray], outputs: tuple[str, ...]) -> list[np.ndarray]:
         if outputs == ("logits",):
             return [self._run(feeds)]
         if self.on_gpu:

@@ -11,8 +11,8 @@ product between threads by rows and columns, never along the sum, and the trial 
 logits and the attention output bit for bit the same.
 
 A second session over the same graph (about 130 MB more memory) gives the single-threaded
-runs; it is made at load beside the first, so loading takes ~0.2 s longer and the first
-scoring call does not wait for it.  MCQLENS_SIDE_BY_SIDE=0 goes without it (a machine short of
+runs; it is made at load beside the first, so loading takes 0.2-0.7 s longer (2 cores) and the
+first scoring call does not wait for it.  MCQLENS_SIDE_BY_SIDE=0 goes without it (a machine short of
 memory; the paired measurements).
 """
 from __future__ import annotations
