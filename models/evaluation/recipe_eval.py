@@ -5,7 +5,7 @@
 
 Each task is (recipe, set, max length); its records are split into shards handed to `--workers`
 processes, each loading the model itself (`inference.load_model` with MCQLENS_CPU_RECIPE and one
-thread) and scoring its shard in both formats through the runner the product scores with
+thread) and scoring its shard in both formats (or `--formats`) through the runner the product scores with
 (`Runner.logits_one`).  Rows (`id, source, level, role, key, format, logits, recipe, max_length`)
 land in OUT/<recipe>_<set>_<length>.jsonl.gz as each task completes, and OUT/progress.json says
 what is done; `models.evaluation.product_eval`'s `summarise` turns them into the card's evaluation.
@@ -28,12 +28,12 @@ from models.training.data import read_jsonl
 
 
 def _score_shard(job) -> list[dict]:
-    model_dir, recipe, length, records = job
+    model_dir, recipe, length, records, formats = job
     os.environ["MCQLENS_CPU_RECIPE"] = recipe
     model = inference.load_model(model_dir, device="cpu", threads=1)
     model.card.max_length = length
     out = []
-    for fmt in ("standard", "shortcut"):
+    for fmt in formats:
         for r in records:
             z = model.runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
                                                length))[0]
@@ -51,6 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--task", action="append", required=True, help="RECIPE:SET:LENGTH")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--shard", type=int, default=100, help="records per job")
+    ap.add_argument("--formats", default="standard,shortcut",
+                    help="the formats to score (a reader that serves one format is checked in that one)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -60,7 +62,8 @@ def main(argv=None) -> int:
         for task in args.task:
             recipe, name, length = task.split(":")
             part = [r for r in records if SETS[name](r)]
-            jobs = [(args.model, recipe, int(length), part[i:i + args.shard]) for i in range(0, len(part), args.shard)]
+            jobs = [(args.model, recipe, int(length), part[i:i + args.shard], args.formats.split(","))
+                    for i in range(0, len(part), args.shard)]
             t0 = time.time()
             rows = [row for chunk in pool.imap(_score_shard, jobs) for row in chunk]
             path = out / f"{recipe}_{name}_{length}.jsonl.gz"
