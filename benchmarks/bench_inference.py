@@ -106,6 +106,7 @@ def main(argv=None) -> int:
     result["first"]["load_ms"] = (time.perf_counter() - t) * 1000
     result["graph"] = model.message
     result["recipe"] = getattr(model.runner, "recipe", None)
+    result["recipes"] = {fmt: getattr(model.runner_for(fmt), "recipe", None) for fmt in fmts}  # a part may differ
     result["layout"] = model.card.layout
     result["max_length"] = model.card.max_length
     t = time.perf_counter()
@@ -121,22 +122,27 @@ def main(argv=None) -> int:
 
     # PyTorch eager fp32 on the very weights the product computes with (the stored int8 weights,
     # dequantized), the same tokens: both formats, no evidence — like with like
-    graph = onnx.load(str(files_directory(args.model, model.card) / model.card.files["int8"]))
-    state, cfg = mpnet_onnx.state_from_graph(graph)
     tokenizer = model.tokenizer
     if model.one_sequence:
         from models.training.one_sequence_reader import mpnet_student
 
-        net = mpnet_student(state, {**cfg, "pad_token_id": 1}).eval()
+        nets = {}  # each format's own reader: the default hands the shortcut format to its 6-layer part
+        for fmt in fmts:
+            r = model.runner_for(fmt)
+            graph = onnx.load(str(files_directory(r.directory, r.card) / r.card.files["int8"]))
+            state, cfg = mpnet_onnx.state_from_graph(graph)
+            nets[fmt] = mpnet_student(state, {**cfg, "pad_token_id": 1}).eval()
 
         def torch_one(q, formats=fmts):
             with torch.no_grad():
                 for fmt in formats:
                     b = one_sequence.encode(tokenizer, [(passages[q.passage_id], q.stem, q.alternatives)], fmt,
                                             model.card.max_length)
-                    net(torch.from_numpy(b.input_ids), torch.from_numpy(b.attention_mask),
-                        torch.from_numpy(b.option_ids), len(q.alternatives))
+                    nets[fmt](torch.from_numpy(b.input_ids), torch.from_numpy(b.attention_mask),
+                              torch.from_numpy(b.option_ids), len(q.alternatives))
     else:
+        graph = onnx.load(str(files_directory(args.model, model.card) / model.card.files["int8"]))
+        state, cfg = mpnet_onnx.state_from_graph(graph)
         from models.training.mc_model import MultipleChoiceModel
         from models.training.mpnet import MPNetConfig, MPNetEncoder
 

@@ -72,17 +72,27 @@ def model_fingerprint(model_dir: Path | str) -> dict:
     `model.int8.onnx.data0`...: they hold its weights), and whether it is the shipped one."""
     d = Path(model_dir)
     h = hashlib.sha256()
-    files = sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith(".")
-                   and (p.suffix in {".onnx", ".json"} or ".onnx.data" in p.name))
+
+    def graph_files(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                      and (p.suffix in {".onnx", ".json"} or ".onnx.data" in p.name))
+    files = graph_files(d)
+    try:  # a part that reads one format (the card's 'readers') is part of the model
+        readers = json.loads((d / "card.json").read_text(encoding="utf-8")).get("readers") or {}
+    except (OSError, ValueError, AttributeError):
+        readers = {}
+    for name in sorted(set(readers.values()) if isinstance(readers, dict) else ()):
+        if isinstance(name, str) and (d / name).is_dir():
+            files += graph_files(d / name)
     for p in files:
-        h.update(p.name.encode())
+        h.update(str(p.relative_to(d)).encode())
         h.update(hashlib.sha256(p.read_bytes()).digest())
     try:
         shipped = d.resolve() == SHIPPED.resolve()
     except OSError:
         shipped = False
     rel = os.path.relpath(d.resolve(), ROOT) if d.resolve().is_relative_to(ROOT) else str(d)
-    return {"dir": rel, "sha256": h.hexdigest(), "shipped": shipped, "files": [p.name for p in files]}
+    return {"dir": rel, "sha256": h.hexdigest(), "shipped": shipped, "files": [str(p.relative_to(d)) for p in files]}
 
 
 def shipped_fingerprint() -> str | None:

@@ -26,6 +26,10 @@ Card fields (JSON object)::
                         inference.one_sequence)
     weights             optional: a sibling model directory ("../default") whose graph and
                         tokenizer this card reads (the same weights at another max_length)
+    readers             optional: {format: "NAME"}, a model directory inside this one whose
+                        graph reads that format instead of this card's graph (a smaller
+                        student for the shortcut format); same tokenizer, same layout, and
+                        this card's temperature for the format is the part's own
     training            {data: [...], seeds: [...], folds: k, ...} free-form
     metrics             {format: {accuracy: ..., ece: ...}, ...} free-form
     command             the command that produced the model
@@ -65,6 +69,7 @@ class ModelCard:
     pooling: str = "cls"
     layout: str = "per-alternative"
     weights: str = ""
+    readers: dict[str, str] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     command: str = ""
@@ -108,7 +113,7 @@ def card_from_json(data: dict[str, Any], where: str = CARD_FILE) -> ModelCard:
 # for 'formats') is refused at load, naming the field, instead of failing somewhere later.
 _TEXT = ("name", "id", "backbone", "truncation", "cloze", "tokenizer", "pooling", "command", "created", "layout",
          "weights")
-_OBJECTS = ("temperature", "files", "training", "metrics")
+_OBJECTS = ("temperature", "files", "training", "metrics", "readers")
 _TEXT_LISTS = ("formats", "inputs")
 
 
@@ -153,6 +158,9 @@ def check_types(data: dict[str, Any], where: str = CARD_FILE) -> None:
     for precision, name in data.get("files", {}).items():
         if not isinstance(name, str):
             raise ModelError(f"{where}: field 'files', {precision!r}: must be a file name, got {_json_type(name)}")
+    for fmt, name in data.get("readers", {}).items():
+        if not isinstance(name, str):
+            raise ModelError(f"{where}: field 'readers', {fmt!r}: must be a directory name, got {_json_type(name)}")
 
 
 def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:
@@ -190,6 +198,13 @@ def validate_card(card: ModelCard, where: str = CARD_FILE) -> None:
             raise ModelError(f"{where}: the one-sequence layout serves standard and shortcut only, not {bad}")
     elif card.pooling not in ("cls", "mean"):
         raise ModelError(f"{where}: 'pooling' must be 'cls' or 'mean', got {card.pooling!r}")
+    for fmt, name in card.readers.items():
+        if fmt not in card.formats:
+            raise ModelError(f"{where}: field 'readers' names the {fmt!r} format, which the card does not serve "
+                             f"({', '.join(card.formats)})")
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise ModelError(f"{where}: field 'readers', {fmt!r}: {name!r} must be a directory inside the model "
+                             f"directory (a plain name)")
     if card.weights and (card.weights.count("/") != 1 or not card.weights.startswith("../")
                          or card.weights.rstrip("/") in ("..", "../.")):
         raise ModelError(f"{where}: 'weights' must name a sibling model directory ('../NAME'), got {card.weights!r}")
@@ -216,6 +231,9 @@ def load_card(directory: str | Path) -> ModelCard:
             raise ModelError(f"{path}: the {precision} graph {name} named by the card is missing from {files}")
     if not (files / card.tokenizer).is_file():
         raise ModelError(f"{path}: the tokenizer file {card.tokenizer} is missing from {files}")
+    for fmt, name in card.readers.items():
+        if not (directory / name / CARD_FILE).is_file():
+            raise ModelError(f"{path}: field 'readers', {fmt!r}: {directory / name} holds no {CARD_FILE}")
     return card
 
 

@@ -1,7 +1,14 @@
-"""A loaded model directory: its card, tokenizer and ONNX Runtime session (`load_model`)."""
+"""A loaded model directory: its card, tokenizer and ONNX Runtime session (`load_model`).
+
+A card may hand a format to a part (`readers`: a model directory inside it, e.g. a 6-layer
+student for the shortcut format): the part is loaded beside the main graph and scores that
+format; everything else (tokenizer, truncation, temperature) stays the card's.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +25,12 @@ class Model:
     card: ModelCard
     tokenizer: Any
     runner: Any  # inference.session.Runner
+    parts: dict[str, "Model"] = field(default_factory=dict)  # format → the part that reads it (card 'readers')
+
+    def runner_for(self, fmt: str):
+        """The runner that scores `fmt`: the part's where the card hands the format to one."""
+        part = self.parts.get(fmt)
+        return part.runner if part is not None else self.runner
 
     @property
     def id(self) -> str:
@@ -35,7 +48,10 @@ class Model:
     @property
     def message(self) -> str:
         """Which device and graph are used, and why (for the status line / log)."""
-        return self.runner.message
+        text = self.runner.message
+        for fmt, part in self.parts.items():
+            text += f"; the {fmt} format read by {part.card.name} ({part.runner.message})"
+        return text
 
     @property
     def fallback(self) -> str | None:
@@ -58,6 +74,41 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     except Exception as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ModelError(f"{tokenizer_file}: not a readable tokenizers file ({why})") from exc
-    runner = Runner(directory, card, device=device, precision=precision, threads=threads,
-                    beside_window=beside_window)
-    return Model(directory, card, tokenizer, runner)
+    if not card.readers:
+        runner = Runner(directory, card, device=device, precision=precision, threads=threads,
+                        beside_window=beside_window)
+        return Model(directory, card, tokenizer, runner)
+    # the parts load beside the main graph: a load is mostly ONNX Runtime's own work, outside the GIL
+    with ThreadPoolExecutor(len(card.readers)) as ex:
+        pending = {fmt: ex.submit(load_model, directory / name, device, precision, threads, beside_window)
+                   for fmt, name in card.readers.items()}
+        runner = Runner(directory, card, device=device, precision=precision, threads=threads,
+                        beside_window=beside_window)
+        parts = {fmt: job.result() for fmt, job in pending.items()}
+    for fmt, part in parts.items():
+        _check_part(directory, card, tokenizer_file, fmt, part)
+    return Model(directory, card, tokenizer, runner, parts)
+
+
+def _check_part(directory: Path, card: ModelCard, tokenizer_file: Path, fmt: str, part: Model) -> None:
+    """A part reads its format on the card's terms: the same token ids, layout and temperature."""
+    where = part.directory / "card.json"
+    if part.card.readers:
+        raise ModelError(f"{where}: a part (field 'readers' of {directory / 'card.json'}) cannot name parts itself")
+    if fmt not in part.card.formats:
+        raise ModelError(f"{where}: serves {', '.join(part.card.formats)}, not the {fmt} format "
+                         f"{directory / 'card.json'} gives it")
+    if part.card.layout != card.layout:
+        raise ModelError(f"{where}: layout {part.card.layout!r} differs from {card.layout!r} of "
+                         f"{directory / 'card.json'}")
+    part_tokenizer = files_directory(part.directory, part.card) / part.card.tokenizer
+    if _digest(part_tokenizer) != _digest(tokenizer_file):
+        raise ModelError(f"{part_tokenizer}: differs from {tokenizer_file}; a part must read the same token ids")
+    if fmt in part.card.temperature and abs(part.card.temperature_for(fmt) - card.temperature_for(fmt)) > 1e-9:
+        raise ModelError(f"{where}: temperature {part.card.temperature_for(fmt)!r} for {fmt} differs from "
+                         f"{card.temperature_for(fmt)!r} on {directory / 'card.json'}: the probabilities would "
+                         f"depend on which card is read")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

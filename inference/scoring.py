@@ -152,11 +152,12 @@ def _score_one_sequence(model, questions, passages, formats, results, complete, 
     pad_id = formatting.pad_id_of(model.tokenizer)
     for fmt in formats:
         temperature = model.card.temperature_for(fmt)
+        runner = model.runner_for(fmt)
         todo = [i for i in range(n) if questions[i].alternatives]
         seqs = dict(zip(todo, one_sequence.tokenize(
             model.tokenizer, [(_passage_text(passages, questions[i], i), questions[i].stem, questions[i].alternatives)
                               for i in todo], fmt, model.card.max_length,
-            offsets=bool(getattr(model.runner, "attention_layers", ())))))
+            offsets=bool(getattr(runner, "attention_layers", ())))))
         scored = np.zeros(n, dtype=bool)
         scored[[i for i in range(n) if i not in seqs]] = True
         done += n - len(seqs)
@@ -171,13 +172,13 @@ def _score_one_sequence(model, questions, passages, formats, results, complete, 
                 return -1
             padded = one_sequence.pad([seqs[j] for j in batch], pad_id)
             attention = None
-            if fmt == formatting.STANDARD and getattr(model.runner, "attention_layers", ()):
+            if fmt == formatting.STANDARD and getattr(runner, "attention_layers", ()):
                 from inference.option_attention import OUTPUT
 
-                logits, extra = model.runner.logits_one(padded, (OUTPUT,))
+                logits, extra = runner.logits_one(padded, (OUTPUT,))
                 attention = extra[OUTPUT]
             else:
-                logits = model.runner.logits_one(padded)
+                logits = runner.logits_one(padded)
             for b, (j, row, (p, pred, h, neff)) in enumerate(zip(batch, logits, scores_from_logits(logits, temperature))):
                 results[j].formats[fmt] = FormatScores(fmt, p, pred, h, neff,
                                                        [float(x) for x in row[np.isfinite(row)]], temperature)
@@ -253,6 +254,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
         return results
     for fmt in formats:
         temperature = model.card.temperature_for(fmt)
+        runner = model.runner_for(fmt)
         texts = [formatting.encoder_texts(_passage_text(passages, questions[i], i), questions[i].stem,
                                           questions[i].alternatives, fmt, nota_index=nota[i]) for i in range(n)]
         seqs: list[list] = [[] for _ in range(n)]
@@ -261,7 +263,7 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
                 seqs[i] = row
         # the widths the runner will see (on a GPU, lengths padded to buckets): batches of
         # one bucket then share one shape, and ONNX Runtime meets few new shapes
-        bucket = getattr(model.runner, "length_bucket", 1)
+        bucket = getattr(runner, "length_bucket", 1)
         width = [bucketed(max((len(ids_) for ids_, _ in row), default=0), bucket, model.card.max_length)
                  for row in seqs]
         # nothing to encode: without alternatives (no result)
@@ -277,10 +279,10 @@ def score(model: Model, questions: Sequence, passages=None, formats: Sequence[st
                 _add_evidence(results, questions, passages, evidence, model)
                 return [r for r, ok in zip(results, complete) if ok]
             enc = formatting.pad([seqs[i] for i in batch], pad_id)
-            if getattr(model.runner, "unpadded", False):
-                logits = logits_once(model.runner, enc, [seqs[i] for i in batch], seen)
+            if getattr(runner, "unpadded", False):
+                logits = logits_once(runner, enc, [seqs[i] for i in batch], seen)
             else:
-                logits = model.runner.logits(enc)
+                logits = runner.logits(enc)
             for i, row, (p, pred, h, neff) in zip(batch, logits, scores_from_logits(logits, temperature)):
                 results[i].formats[fmt] = FormatScores(
                     fmt, p, pred, h, neff, [float(x) for x in row[np.isfinite(row)]], temperature)

@@ -1,7 +1,7 @@
-"""Light checks of the shipped models themselves (models/default, the fast one-sequence reader, and
-models/accurate, the same files read at 512 tokens): their cards against the build's records, their
-file sizes, and that the files score real RACE test questions as the evaluation recorded, in both
-CPU recipes the cards allow.
+"""Light checks of the shipped models themselves (models/default, the fast one-sequence reader with
+its 6-layer shortcut part in models/default/shortcut, and models/accurate, the 12-layer files read
+at 512 tokens): their cards against the build's records, their file sizes, and that the files score
+real RACE test questions as the evaluation recorded, in both CPU recipes the cards allow.
 
 Behaviour and speed are tested on the tiny one-sequence model (tests/test_one_sequence.py); here
 the real files score three RACE test questions."""
@@ -20,6 +20,7 @@ from inference.card import load_card
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "models" / "default"
 ACCURATE = ROOT / "models" / "accurate"
+PART = DEFAULT / "shortcut"
 RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
 DATA = ROOT.parent / "shared" / "data"
 MB = 1_000_000
@@ -28,8 +29,8 @@ MB = 1_000_000
 def test_the_cards_are_what_the_build_records_give():
     from models.report.cpu_reader_card import build
 
-    default, accurate = build(RUN, ROOT / "models")
-    for path, want in ((DEFAULT, default), (ACCURATE, accurate)):
+    default, accurate, part = build(RUN, ROOT / "models")
+    for path, want in ((DEFAULT, default), (ACCURATE, accurate), (PART, part)):
         have = json.loads((path / "card.json").read_text(encoding="utf-8"))
         have.pop("created"), want.pop("created")
         assert have == json.loads(json.dumps(want)), f"{path}/card.json: run python -m models.report.cpu_reader_card"
@@ -37,7 +38,18 @@ def test_the_cards_are_what_the_build_records_give():
 
 def test_the_card_says_what_the_model_is_and_how_it_was_made():
     card = load_card(DEFAULT)
-    assert card.id == "mpnet-race-oneseq-384" and card.layout == "one-sequence" and card.max_length == 384
+    assert card.id == "mpnet-race-oneseq-384-sc6" and card.layout == "one-sequence" and card.max_length == 384
+    assert card.readers == {"shortcut": "shortcut"}
+    part = load_card(PART)
+    assert part.formats == ["shortcut"] and part.temperature == {"shortcut": card.temperature["shortcut"]}
+    pq = part.extra["quantization"]
+    assert sorted(pq["files"]) == sorted(p.name for p in PART.glob("model.int8.onnx*"))
+    assert pq["vocab_gap"]["rows_left_out"] == [[5, 104], [108, 1003]]
+    for recipe, by_length in pq["runtime_measured"].items():  # checked in the one format the part reads
+        assert list(by_length["384"]) == ["shortcut", "kept"] and by_length["384"]["shortcut"]["questions"] == 4859
+        assert (recipe in pq["runtime"]) is (by_length["384"]["shortcut"]["agreement"] >= 0.993), recipe
+    assert pq["runtime"] == ["fp32", "int8x2"]
+    assert card.metrics["evaluation"]["formats"]["shortcut"] == part.metrics["evaluation"]["formats"]["shortcut"]
     assert card.inputs == ["input_ids", "attention_mask", "option_ids"] and card.files == {"int8": "model.int8.onnx"}
     t = card.training
     assert t["teacher"]["id"] == "mpnet-race-v1"
@@ -78,7 +90,7 @@ def test_within_two_points_of_the_teacher_and_the_accurate_reading_is_the_most_a
 
 
 def test_every_file_fits_a_git_host():
-    sizes = {p: p.stat().st_size for d in (DEFAULT, ACCURATE) for p in d.iterdir() if p.is_file()}
+    sizes = {p: p.stat().st_size for d in (DEFAULT, PART, ACCURATE) for p in d.iterdir() if p.is_file()}
     assert all(size < 95 * MB for size in sizes.values()), sizes
     assert sum(sizes.values()) <= 180 * MB
     try:
@@ -97,10 +109,14 @@ def _clear_race_test_questions(n: int):
     from models.training.race_pack import race_records
 
     rows = {}
-    with gzip.open(RUN / "eval" / "float32_race-test_384.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            rows[(r["id"], r["format"])] = r["logits"]
+    # the standard format: the 12 layers' float model; the shortcut format: the part's (its own run)
+    for path, fmt in ((RUN / "eval" / "float32_race-test_384.jsonl.gz", "standard"),
+                      (RUN / "shortcut-m6" / "eval" / "float32_race-test_384.jsonl.gz", "shortcut")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                if r["format"] == fmt:
+                    rows[(r["id"], fmt)] = r["logits"]
 
     def margin(z):
         top = sorted(z)[-2:]
@@ -126,10 +142,12 @@ def test_the_files_score_race_test_questions_as_the_evaluation_recorded(recipe, 
     records, recorded = _clear_race_test_questions(3)
     model = inference.load_model(DEFAULT, device="cpu")
     assert model.runner.recipe == recipe and recipe in model.message
+    assert model.runner_for("shortcut").recipe == recipe and model.runner_for("shortcut").card.id == load_card(PART).id
     for fmt in ("standard", "shortcut"):
         for rec in records:
-            row = model.runner.logits_one(encode(model.tokenizer, [(rec["passage"], rec["stem"], rec["alternatives"])],
-                                                 fmt, model.card.max_length))[0]
+            row = model.runner_for(fmt).logits_one(encode(model.tokenizer, [(rec["passage"], rec["stem"],
+                                                                              rec["alternatives"])],
+                                                          fmt, model.card.max_length))[0]
             want = np.array(recorded[(rec["id"], fmt)])
             assert np.abs(row[: len(want)] - want).max() < 5e-3, (fmt, rec["id"])
 
@@ -156,8 +174,9 @@ def test_the_first9_recipe_takes_one_pass_in_the_last_three_layers_and_keeps_cle
     assert model.runner.recipe == "int8x2-first9"
     for fmt in ("standard", "shortcut"):
         for rec in records:
-            row = model.runner.logits_one(encode(model.tokenizer, [(rec["passage"], rec["stem"], rec["alternatives"])],
-                                                 fmt, model.card.max_length))[0]
+            row = model.runner_for(fmt).logits_one(encode(model.tokenizer, [(rec["passage"], rec["stem"],
+                                                                              rec["alternatives"])],
+                                                          fmt, model.card.max_length))[0]
             want = np.array(recorded[(rec["id"], fmt)])
             assert np.argmax(row[: len(want)]) == np.argmax(want), (fmt, rec["id"])
             assert np.abs(row[: len(want)] - want).max() < 0.25, (fmt, rec["id"])

@@ -36,10 +36,10 @@ SETS = {"race-test": lambda r: r["source"] == "race" and r["role"] == "eval",
 
 def score_records(model, records: list[dict], fmt: str, tokens_per_batch: int) -> list[list[float]]:
     if getattr(model, "one_sequence", False):  # one sequence per question: the runner's own path
-        out = []
+        out, runner = [], model.runner_for(fmt)
         for r in records:
-            z = model.runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
-                                               model.card.max_length))[0]
+            z = runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
+                                         model.card.max_length))[0]
             out.append([float(x) for x in z[: len(r["alternatives"])]])
         return out
 
@@ -50,7 +50,7 @@ def score_records(model, records: list[dict], fmt: str, tokens_per_batch: int) -
     def flush():
         enc = encode_questions(model.tokenizer, [(records[i]["passage"], records[i]["stem"], records[i]["alternatives"])
                                                  for i in batch], fmt, model.card.max_length)
-        z = model.runner.logits(enc)
+        z = model.runner_for(fmt).logits(enc)
         for row, i in zip(z, batch):
             out[i] = [float(x) for x in row[: len(records[i]["alternatives"])]]
         batch.clear()

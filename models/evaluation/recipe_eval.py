@@ -34,11 +34,12 @@ def _score_shard(job) -> list[dict]:
     model.card.max_length = length
     out = []
     for fmt in formats:
+        runner = model.runner_for(fmt)
         for r in records:
-            z = model.runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
-                                               length))[0]
+            z = runner.logits_one(encode(model.tokenizer, [(r["passage"], r["stem"], r["alternatives"])], fmt,
+                                         length))[0]
             out.append({"id": r["id"], "format": fmt, "key": r.get("key"), "source": r["source"],
-                        "level": r.get("level"), "role": r["role"], "recipe": model.runner.recipe,
+                        "level": r.get("level"), "role": r["role"], "recipe": runner.recipe,
                         "max_length": length, "logits": [float(x) for x in z[: len(r["alternatives"])]]})
     return out
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from inference.cpu_graph import LAYOUT, UNPADDED, VERSION, set_meta
 from inference.dequantize import dequantize_model
+from models.export import vocab_gap
 
 OPSET = 17
 MS = "com.microsoft"
@@ -219,7 +220,8 @@ def state_from_graph(model) -> tuple[dict[str, np.ndarray], dict]:
     rel = np.zeros((int(buckets.max()) + 1, heads), dtype=np.float32)
     rel[buckets] = table
     e = "encoder."
-    state = {e + "embeddings.word_embeddings.weight": np.concatenate([w["word_embeddings_0"], w["word_embeddings_1"]]),
+    low = vocab_gap.restore(w["word_embeddings_0"], model)  # rows no text reaches may be left out
+    state = {e + "embeddings.word_embeddings.weight": np.concatenate([low, w["word_embeddings_1"]]),
              e + "embeddings.position_embeddings.weight": w["position_embeddings"],
              e + "embeddings.LayerNorm.weight": w["emb_ln_g"], e + "embeddings.LayerNorm.bias": w["emb_ln_b"],
              e + "encoder.relative_attention_bias.weight": rel,

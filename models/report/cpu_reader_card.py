@@ -1,5 +1,6 @@
-"""The cards of the CPU reader (models/default) and of its accurate reading (models/accurate), from
-the build's run records alone.
+"""The cards of the CPU reader (models/default), of the 6-layer student that reads its shortcut
+format (models/default/shortcut) and of its accurate reading (models/accurate), from the build's
+run records alone.
 
     python -m models.report.cpu_reader_card [--run docs/model_runs/cpu-reader-2026-11-27] [--models models]
 
@@ -28,6 +29,7 @@ from models.export import int8_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
+PART = "shortcut-m6"  # RUN/PART: the 6-layer student that reads the default's shortcut format (models/default/shortcut)
 AGREE_MIN = 0.993
 EVAL_SETS = ("race-test", "expmrc", "embrace", "dream", "quail")
 TEACHER = {"id": "mpnet-race-v1", "name": "MPNet reader (RACE)", "layout": "per-alternative",
@@ -44,7 +46,7 @@ def rows(path: Path) -> list[dict]:
 def agreement(a: list[dict], b: list[dict]) -> dict:
     ref = {(r["id"], r["format"]): r["logits"] for r in b}
     out = {}
-    for fmt in ("standard", "shortcut"):
+    for fmt in [f for f in ("standard", "shortcut") if any(r["format"] == f for r in a)]:
         pairs = [(r["logits"], ref[(r["id"], fmt)]) for r in a if r["format"] == fmt and (r["id"], fmt) in ref]
         out[fmt] = {"questions": len(pairs),
                     "agreement": float(np.mean([np.argmax(x) == np.argmax(y) for x, y in pairs])),
@@ -57,6 +59,8 @@ def evaluation(run: Path, length: int) -> dict:
     dev = rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz")
     ev = [r for s in EVAL_SETS for r in rows(run / "eval" / f"float32_{s}_{length}.jsonl.gz")]
     out = summarise(dev, ev)
+    if run.name == PART:  # the part reads the shortcut format only: its standard answers are not used
+        out["formats"] = {"shortcut": out["formats"]["shortcut"]}
     out["computed_by"] = ("the shipped files' weights (int8 with float16 outlier rows, dequantized) in PyTorch "
                           "float32, TF32 off, on a GPU (models.float_eval): the float model the CPU recipes are "
                           "checked against")
@@ -64,7 +68,8 @@ def evaluation(run: Path, length: int) -> dict:
 
 
 def recipes(run: Path) -> dict:
-    """Each CPU recipe measured on RACE dev against the float model, and which the card keeps."""
+    """Each CPU recipe measured on RACE dev against the float model (in the formats the model
+    reads), and which the card keeps."""
     out = {}
     for path in sorted((run / "eval").glob("int8*_race-dev_*.jsonl.gz")):
         recipe, _, length = path.name[: -len(".jsonl.gz")].split("_")
@@ -92,13 +97,13 @@ def product_rows(run: Path, length: int) -> dict:
     for path in sorted((run / "eval").glob(f"int8x2_*_{length}.jsonl.gz")):
         name = path.name.split("_")[1]
         rs = rows(path)
-        for fmt in ("standard", "shortcut"):
+        for fmt in [f for f in ("standard", "shortcut") if any(r["format"] == f for r in rs)]:
             got = [int(np.argmax(r["logits"]) == r["key"]) for r in rs if r["format"] == fmt and r["key"] is not None]
             out.setdefault(name, {})[fmt] = {"n": len(got), "accuracy": float(np.mean(got))}
     return out
 
 
-def build(run: Path, models: Path) -> tuple[dict, dict]:
+def build(run: Path, models: Path) -> tuple[dict, dict, dict]:
     # the module names on the cards are those the build ran under (models/ was flat then): the cards are
     # part of the shipped model's fingerprint (benchmarks/runs.py), so they stay as the build wrote them
     m = json.loads((run / "students" / "m12" / "metrics.json").read_text())
@@ -171,7 +176,68 @@ def build(run: Path, models: Path) -> tuple[dict, dict]:
             card["note"] = ("the default's files read at up to 512 tokens: more of each passage, slower; "
                             "the most accurate model measured")
         cards[name] = card
-    return cards["default"], cards["accurate"]
+    part = part_card(run, base, training, quantization)
+    # the default hands its shortcut format to the part: its temperature and figures are the part's
+    default = cards["default"]
+    default.update(id="mpnet-race-oneseq-384-sc6", readers={"shortcut": "shortcut"},
+                   note="the shortcut format (the stem and alternatives without the passage) is read by the "
+                        "6-layer student in shortcut/ (its card); the standard format and the evidence by the "
+                        "12 layers here")
+    default["temperature"]["shortcut"] = part["temperature"]["shortcut"]
+    default["metrics"]["evaluation"]["formats"]["shortcut"] = part["metrics"]["evaluation"]["formats"]["shortcut"]
+    for name, by_format in part["metrics"]["product_int8x2"].items():
+        default["metrics"]["product_int8x2"].setdefault(name, {})["shortcut"] = by_format["shortcut"]
+    return default, cards["accurate"], part
+
+
+def part_card(run: Path, base: dict, training: dict, quantization: dict) -> dict:
+    """The card of the 6-layer student that reads the default's shortcut format (RUN/PART)."""
+    p = run / PART
+    m = json.loads((p / "metrics.json").read_text())
+    export = json.loads((p / "export.json").read_text())
+    env = json.loads((p / "pipeline" / "env.json").read_text())
+    gap = json.loads((p / "vocab_gap_check.json").read_text())
+    rec = recipes(p)
+    ev = evaluation(p, 384)
+    layers = ", ".join(str(i) for i in m["teacher_layers"])
+    return {
+        "name": "MPNet 6-layer shortcut reader (RACE)", "id": "mpnet-race-oneseq-6-shortcut",
+        **{k: base[k] for k in ("backbone", "layout", "pooling", "truncation", "cloze", "files", "tokenizer",
+                                "inputs", "created")},
+        "formats": ["shortcut"], "max_length": 384,
+        "part_of": "models/default: it reads the default's shortcut format (the default card's 'readers')",
+        "temperature": {"shortcut": ev["formats"]["shortcut"]["temperature"]},
+        "training": {**training,
+                     "distillation": {**training["distillation"],
+                                      "init": f"the teacher's embeddings, its layers {layers} and scorer (its float "
+                                              "weights recovered from its shipped int8 files, models.teacher)",
+                                      "lr": m["settings"]["lr"], "epochs": m["epochs"], "steps": m["steps"],
+                                      "train_s": m["train_s"], "tokens_per_s": m["tokens_per_s"],
+                                      "formats": "both, as every candidate of the frontier (m6); only its shortcut "
+                                                 "answers are used"},
+                     "hardware": {"gpus": m["gpus"], "gpu_name": m["gpu_name"], "launcher": "python -m models.distill "
+                                  "(models.shipping.cpu_reader_ship start --plan m6:6:0:5e-5)",
+                                  "torch": m["torch"], "cpu": env.get("cpu")},
+                     "command": "python -m models.shipping.cpu_reader_ship start --plan \"m6:6:0:5e-5\" "
+                                "--schedule-seconds 470 (the teacher's logits carried, not recomputed)",
+                     "run": str(p.relative_to(ROOT))},
+        "quantization": {**{k: quantization[k] for k in ("recipe", "storage")},
+                         "outlier_rows": sum(len(v) for v in export["outlier_rows"].values()),
+                         "stored_vs_trained_float_agreement_dev": {k: v for k, v in
+                                                                   export["agreement_stored_vs_float_dev"].items()
+                                                                   if k.startswith("shortcut")},
+                         "runtime": ["fp32"] + [r for r in cpu_recipes.RECIPES
+                                                if r in rec and rec[r].get("384", {}).get("kept")],
+                         "runtime_measured": rec,
+                         "runtime_rule": f"a recipe is kept where its argmax agrees with the float model of the "
+                                         f"files on >= {100 * AGREE_MIN:.1f}% of RACE dev in the shortcut format, "
+                                         f"the one it reads",
+                         "vocab_gap": {"rows_left_out": gap["vocab_gap"]["rows_left_out"], "why": gap["vocab_gap"]["why"],
+                                       "record": str((p / "vocab_gap_check.json").relative_to(ROOT))},
+                         "files": gap["files"]},
+        "metrics": {"evaluation": ev, "product_int8x2": product_rows(p, 384)},
+        "command": base["command"],
+    }
 
 
 def main(argv=None) -> int:
@@ -179,8 +245,8 @@ def main(argv=None) -> int:
     ap.add_argument("--run", default=str(RUN))
     ap.add_argument("--models", default=str(ROOT / "models"))
     args = ap.parse_args(argv)
-    default, accurate = build(Path(args.run).resolve(), Path(args.models))
-    for name, card in (("default", default), ("accurate", accurate)):
+    default, accurate, part = build(Path(args.run).resolve(), Path(args.models))
+    for name, card in (("default", default), ("accurate", accurate), ("default/shortcut", part)):
         d = Path(args.models) / name
         d.mkdir(parents=True, exist_ok=True)
         (d / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

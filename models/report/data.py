@@ -65,16 +65,26 @@ def compute(model_dir: Path, run_dir: Path) -> dict:
     length, the per-question N and MI, the frontier of the candidates, the recipes, the evidence."""
     card = load_card(model_dir)
     length = card.max_length
-    ev_dir = run_dir / "eval"
-    dev = read_rows(ev_dir / f"float32_race-dev_{length}.jsonl.gz")
-    evaluated = [r for s in ("race-test", "expmrc", "embrace", "dream", "quail")
-                 for r in read_rows(ev_dir / f"float32_{s}_{length}.jsonl.gz")]
+    # each format's rows from the files that read it: the card may hand a format to a part, whose
+    # float model was evaluated in its own run folder (run_dir / <the part's name>, e.g. shortcut-m6)
+    where = {f: run_dir / "eval" for f in FORMATS}
+    for fmt in card.readers:
+        where[fmt] = run_dir / load_card(Path(model_dir) / card.readers[fmt]).training["run"].split("/")[-1] / "eval"
+
+    def rows_of(name: str) -> list[dict]:
+        return [r for f in FORMATS for r in read_rows(where[f] / f"float32_{name}_{length}.jsonl.gz")
+                if r["format"] == f]
+    dev = rows_of("race-dev")
+    evaluated = [r for s in ("race-test", "expmrc", "embrace", "dream", "quail") for r in rows_of(s)]
     summary = summarise(dev, evaluated)
     check_card_against_rows(card, summary)
     items = {"race-test": _items([r for r in evaluated if r["source"] == "race"], card.temperature),
              "expmrc+embrace": _items([r for r in evaluated if r["source"] in ("expmrc", "embrace")], card.temperature)}
     files = sorted((p.name, p.stat().st_size) for p in Path(model_dir).iterdir()
                    if p.is_file() and not p.name.startswith("."))
+    for name in sorted(set(card.readers.values())):
+        files += sorted((f"{name}/{p.name}", p.stat().st_size) for p in (Path(model_dir) / name).iterdir()
+                        if p.is_file() and not p.name.startswith("."))
     return {"card": card, "summary": summary, "items": items, "files": files, "run": run_dir,
             "frontier": frontier(run_dir), "evidence": read_json(run_dir / "expmrc_evidence.json"),
             "evidence_cv": read_json(run_dir / "evidence_cv.json"),

@@ -6,7 +6,10 @@ Accuracy per candidate and length:
   512): their float model's rows (`eval/float32_*`, what both CPU recipes compute);
 * the other students (`m6`, `m3`): the float student's own logits from the training machine
   (`students/<name>/logits_eval.npz`; their int8 storage agreed with them on 98-99% of RACE dev);
-* the teacher (the MPNet reader, per-alternative layout, 512 tokens): its card's evaluation.
+* the teacher (the MPNet reader, per-alternative layout, 512 tokens): its card's evaluation;
+* the shipped default, ``m12+m6@384``: m12 reads the standard format (and gives the evidence), a
+  6-layer student trained again on 2026-11-28 (``shortcut-m6/``) the shortcut format: each
+  format's rows from the float model of the files that read it.
 
 Latency: the last `bench_frontier` run record (one question through the product, both formats
 without evidence, on the CPU that ran it).  `python -m models.report.frontier` prints the table;
@@ -88,6 +91,19 @@ def frontier(run: Path = DEFAULT_RUN) -> list[dict]:
             out.append({"key": key, "name": name, "layers": layers, "max_length": length, "layout": "one-sequence",
                         "parameters": metrics["parameters"], "accuracy_from": source, **_measure(_summary(dev, ev)),
                         "latency": lat.get(key), "expmrc": expmrc.get(key)})
+    part = run / "shortcut-m6"  # the shipped default: m12 reads the standard format, a 6-layer student the shortcut
+    if (part / "eval" / "float32_race-dev_384.jsonl.gz").is_file():
+        main = _summary(read_rows(run / "eval" / "float32_race-dev_384.jsonl.gz"),
+                        [r for s in EVAL for r in read_rows(run / "eval" / f"float32_{s}_384.jsonl.gz")])
+        sc = _summary(read_rows(part / "eval" / "float32_race-dev_384.jsonl.gz"),
+                      [r for s in EVAL for r in read_rows(part / "eval" / f"float32_{s}_384.jsonl.gz")])
+        both = {"formats": {"standard": main["formats"]["standard"], "shortcut": sc["formats"]["shortcut"]}}
+        m12 = read_json(run / "students" / "m12" / "metrics.json")
+        m6 = read_json(part / "metrics.json")
+        out.append({"key": "m12+m6@384", "name": "m12+m6", "layers": "12 + 6", "max_length": 384,
+                    "layout": "one-sequence", "parameters": m12["parameters"] + m6["parameters"],
+                    "accuracy_from": "the shipped files' float models: m12's standard, the part's shortcut",
+                    **_measure(both), "latency": lat.get("m12+m6@384"), "expmrc": expmrc.get("m12@384")})
     teacher = read_json(TEACHER_RUN / "card.json")
     if teacher:
         ev = teacher["metrics"]["evaluation"]
