@@ -97,10 +97,13 @@ def test_the_wheel_carries_what_the_runtime_reads_and_scores_as_the_checkout(tmp
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
                     "--no-index", str(wheel)], check=True, cwd=tmp_path, env=env, timeout=300)
     # every file of the checkout's model directory is in the installed package
-    shipped = sorted(p.name for p in (ROOT / "models" / "default").iterdir() if p.is_file())
-    assert sorted(p.name for p in (installed / "models" / "default").iterdir()) == shipped
+    def files(d: Path) -> list[str]:  # the default's files and its shortcut part's (shortcut/...)
+        return sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    shipped = files(ROOT / "models" / "default")
+    assert files(installed / "models" / "default") == shipped
     # the graph's weights are its external data files: without them the graph cannot load
     assert any(name.startswith("model.int8.onnx.data") for name in shipped)
+    assert any(name.startswith("shortcut/model.int8.onnx.data") for name in shipped)
     for name in shipped:
         assert (installed / "models" / "default" / name).read_bytes() == (ROOT / "models" / "default" / name).read_bytes()
 

@@ -2,7 +2,8 @@
 
 The logits are the build's evaluation rows (docs/model_runs/cpu-reader-2026-11-27/eval/
 float32_race-{dev,test}_384.jsonl.gz: the shipped files' weights in float32, the model the CPU
-recipes are checked against; `python -m models.report.cpu_reader_card` writes the card from them)."""
+recipes are checked against; `python -m models.report.cpu_reader_card` writes the card from them);
+the shortcut format's are those of the part that reads it (shortcut-m6/eval/)."""
 import gzip
 import json
 from pathlib import Path
@@ -15,11 +16,13 @@ from models.training.predictions import arrays, by_format
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "models" / "default"
-EVAL = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27" / "eval"
+RUN = ROOT / "docs" / "model_runs" / "cpu-reader-2026-11-27"
+EVAL = {"standard": RUN / "eval", "shortcut": RUN / "shortcut-m6" / "eval"}  # the default hands shortcut to its part
 
 
 def _rows(name: str) -> dict:
-    return by_format([json.loads(line) for line in gzip.open(EVAL / name, "rt", encoding="utf-8")])
+    return {fmt: by_format([json.loads(line) for line in gzip.open(EVAL[fmt] / name, "rt", encoding="utf-8")])[fmt]
+            for fmt in EVAL}
 
 
 @pytest.fixture(scope="module")

@@ -87,8 +87,10 @@ def test_what_the_issue_asks_of_the_files_holds_or_is_said_not_to(res):
 def test_the_frontier_is_what_the_records_give(res):
     rows = {r["key"]: r for r in res["frontier"]}
     card = res["card"].metrics["evaluation"]["formats"]
+    # the default: m12's standard format, its 6-layer part's shortcut format
+    assert rows["m12@384"]["test"]["standard"] == card["standard"]["sets"]["race-test"]["accuracy"]
     for fmt in ("standard", "shortcut"):
-        assert rows["m12@384"]["test"][fmt] == card[fmt]["sets"]["race-test"]["accuracy"]
+        assert rows["m12+m6@384"]["test"][fmt] == card[fmt]["sets"]["race-test"]["accuracy"]
     assert rows["teacher@512"]["test"] == res["card"].training["teacher"]["race_test"] or \
         abs(rows["teacher@512"]["test"]["standard"] - 0.670) < 0.0006
     # fewer layers read worse: the frontier is monotone in the standard format at each length

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from models.export import external_data
+
 META = "mcqlens.vocab_gap"  # "start,stop;start,stop": the ids left out of word_embeddings_0
 TABLE = "word_embeddings_0"
 
@@ -103,8 +105,6 @@ def restore(low_table: np.ndarray, model) -> np.ndarray:
 
 def main(argv=None) -> int:
     import onnx
-
-    from models.export import external_data
 
     ap = argparse.ArgumentParser(prog="python -m models.export.vocab_gap", description=__doc__.split("\n")[0])
     ap.add_argument("src")

@@ -9,6 +9,7 @@ import numpy as np
 from inference.card import load_card
 from models.report.data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, FORMATS, GROUPS, NOTATION, ROOT, SETS,
                                 TEACHER_RUN, read_json, read_rows)
+from models.report.cells import cell, f1, pct, size, yes
 from models.report.figures import mi_groups
 from models.report.frontier import plot
 
@@ -22,27 +23,6 @@ MAX_FILE_MB, MAX_TOTAL_MB = 95, 180
 SEED_STANDARD, SEED_SHORTCUT = 85.0, 57.3  # the seed's ELECTRA-large on RACE++ (its Table 2)
 
 
-def _f1(v) -> str:
-    """An F1 of the official ExpMRC scorer (already in %) at one decimal, as every other figure here."""
-    return "–" if v is None else f"{float(v):.1f}"
-
-
-def _pct(x: float, digits: int = 1) -> str:
-    return f"{100 * x:.{digits}f}"
-
-
-def _cell(s: dict) -> str:
-    return f"{_pct(s['accuracy'])} [{_pct(s['ci95'][0])}, {_pct(s['ci95'][1])}]"
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
-
-
-def _yes(ok: bool | None) -> str:
-    return "–" if ok is None else ("yes" if ok else "**no**")
-
-
 def targets(res: dict) -> list[tuple[str, str, str, bool | None]]:
     """(what, target, measured, met) for the issue's lines that these files and records decide."""
     card = res["card"]
@@ -52,23 +32,23 @@ def targets(res: dict) -> list[tuple[str, str, str, bool | None]]:
     for fmt in FORMATS:
         t = ev[fmt]["sets"]["race-test"]
         floor = teacher[fmt] - TEACHER_MARGIN
-        out.append((f"RACE test, {fmt}", f"≥ {_pct(floor)}% (the teacher's {_pct(teacher[fmt])} − 2.0)",
-                    f"{_pct(t['accuracy'])}% [{_pct(t['ci95'][0])}, {_pct(t['ci95'][1])}]", t["accuracy"] >= floor))
+        out.append((f"RACE test, {fmt}", f"≥ {pct(floor)}% (the teacher's {pct(teacher[fmt])} − 2.0)",
+                    f"{pct(t['accuracy'])}% [{pct(t['ci95'][0])}, {pct(t['ci95'][1])}]", t["accuracy"] >= floor))
     std, sc = ev["standard"]["sets"]["race-test"], ev["shortcut"]["sets"]["race-test"]
-    out.append(("ECE after temperature on RACE test", f"≤ {_pct(TARGET_ECE, 0)}% in each format",
-                f"standard {_pct(std['ece_after'])}%, shortcut {_pct(sc['ece_after'])}%",
+    out.append(("ECE after temperature on RACE test", f"≤ {pct(TARGET_ECE, 0)}% in each format",
+                f"standard {pct(std['ece_after'])}%, shortcut {pct(sc['ece_after'])}%",
                 max(std["ece_after"], sc["ece_after"]) <= TARGET_ECE))
     n2 = ev["shortcut"]["shortcut_n_below_2"]
-    out.append(("shortcut N < 2 on RACE test", f"≥ {TARGET_N2_QUESTIONS} questions, ≥ {_pct(TARGET_N2_ACCURACY, 0)}% right",
-                f"{n2['n']} questions, {_pct(n2['accuracy'])}% right",
+    out.append(("shortcut N < 2 on RACE test", f"≥ {TARGET_N2_QUESTIONS} questions, ≥ {pct(TARGET_N2_ACCURACY, 0)}% right",
+                f"{n2['n']} questions, {pct(n2['accuracy'])}% right",
                 n2["n"] >= TARGET_N2_QUESTIONS and n2["accuracy"] >= TARGET_N2_ACCURACY))
     q = card.extra["quantization"]
     for recipe, by_length in sorted(q["runtime_measured"].items()):
         m = by_length[str(card.max_length)] if str(card.max_length) in by_length else next(iter(by_length.values()))
         kept = recipe in q["runtime"]
         out.append((f"CPU recipe {recipe} against the float model, RACE dev, argmax agreement",
-                    f"≥ {_pct(TARGET_AGREEMENT)}% in each format to be kept",
-                    f"standard {_pct(m['standard']['agreement'], 2)}%, shortcut {_pct(m['shortcut']['agreement'], 2)}% "
+                    f"≥ {pct(TARGET_AGREEMENT)}% in each format to be kept",
+                    f"standard {pct(m['standard']['agreement'], 2)}%, shortcut {pct(m['shortcut']['agreement'], 2)}% "
                     f"({m['standard']['questions']:,} questions): {'kept' if kept else 'not kept'}",
                     True if kept else None))
     cv = res.get("evidence_cv")
@@ -111,8 +91,8 @@ def _training(L: list, res: dict) -> None:
         dev = m["dev_accuracy"]
         a(f"| {name} | {', '.join(str(x) for x in m['teacher_layers'])} | {m['parameters'] / 1e6:.1f} M | "
           f"{m['epochs']:.2f} | {m['train_s']:.0f} s on {m['gpus']} GPU{'s' if m['gpus'] > 1 else ''} | "
-          f"{m['tokens_per_s']:,} | {_pct(dev['512']['standard'])} / {_pct(dev['384']['standard'])} | "
-          f"{_pct(dev['512']['shortcut'])} |")
+          f"{m['tokens_per_s']:,} | {pct(dev['512']['standard'])} / {pct(dev['384']['standard'])} | "
+          f"{pct(dev['512']['shortcut'])} |")
     a("")
     a(f"The build's records and what happened during it: `{res['run'].relative_to(ROOT)}/README.md`.")
     a("")
@@ -126,8 +106,8 @@ def _earlier(L: list) -> None:
     if teacher:
         f = teacher["metrics"]["evaluation"]["formats"]
         a(f"- Until 2026-11-27 the default was the MPNet reader (`{teacher['id']}`, the teacher here): one sequence per "
-          f"alternative at 512 tokens, weight-only int8; {_pct(f['standard']['sets']['race-test']['accuracy'])}% / "
-          f"{_pct(f['shortcut']['sets']['race-test']['accuracy'])}% on RACE test. Its card and run records stay in "
+          f"alternative at 512 tokens, weight-only int8; {pct(f['standard']['sets']['race-test']['accuracy'])}% / "
+          f"{pct(f['shortcut']['sets']['race-test']['accuracy'])}% on RACE test. Its card and run records stay in "
           f"`{TEACHER_RUN.relative_to(ROOT)}/`; its files in git history.")
     minilm = EARLIER_MINILM / "oof_predictions.jsonl.gz"
     if minilm.is_file():
@@ -136,15 +116,15 @@ def _earlier(L: list) -> None:
             rs = [r for r in read_rows(minilm) if r["format"] == fmt]
             acc[fmt] = (np.mean([int(np.argmax(r["logits"]) == r["key"]) for r in rs]), len(rs))
         a(f"- Until 2026-11-27 the default was a MiniLM-L6 reader (22.6 M parameters) trained on DREAM, QuAIL and, "
-          f"through 4-fold cross-fitting, the EMBRACE and ExpMRC items; it answered {_pct(acc['standard'][0])}% "
-          f"(standard) and {_pct(acc['shortcut'][0])}% (shortcut) of those {acc['standard'][1]:,} items out of fold "
+          f"through 4-fold cross-fitting, the EMBRACE and ExpMRC items; it answered {pct(acc['standard'][0])}% "
+          f"(standard) and {pct(acc['shortcut'][0])}% (shortcut) of those {acc['standard'][1]:,} items out of fold "
           "and gave almost no item a shortcut N below 2. Its run records stay in `docs/model_runs/default/` and "
           "`docs/model_runs/cross/`; its out-of-fold machinery left with it, since the MPNet reader never trained "
           "on EMBRACE or ExpMRC.")
     first = read_json(EARLIER_MPNET / "evaluation.json")
     if first:
         s, c = (first["formats"][f]["sets"]["race-test"]["accuracy"] for f in FORMATS)
-        a(f"- A first MPNet build (2026-11-26, `docs/model_runs/mpnet-4xh100/`) read {_pct(s)}% / {_pct(c)}% on RACE "
+        a(f"- A first MPNet build (2026-11-26, `docs/model_runs/mpnet-4xh100/`) read {pct(s)}% / {pct(c)}% on RACE "
           "test; its checkpoint was lost with the GPU machine before its files came back.")
     a("")
 
@@ -168,12 +148,12 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
         both = f"{lat['both_ms']['p95']:,.0f} ms" if lat else "–"
         short = f"{lat['shortcut_ms']['p95']:,.0f} ms" if lat else "–"
         a(f"| {r['key']} | {r['layers']} | {r['layout']} | {r['parameters'] / 1e6:.1f} M | "
-          f"{_pct(r['test']['standard'])} [{_pct(r['test_ci95']['standard'][0])}, {_pct(r['test_ci95']['standard'][1])}] | "
-          f"{_pct(r['test']['shortcut'])} [{_pct(r['test_ci95']['shortcut'][0])}, {_pct(r['test_ci95']['shortcut'][1])}] | "
-          f"{_pct(r['dev']['standard'])} / {_pct(r['dev']['shortcut'])} | "
-          f"{_pct(r['ece_after']['standard'])} / {_pct(r['ece_after']['shortcut'])} | "
-          f"{n2.get('n', '–')} ({_pct(n2['accuracy']) if n2.get('accuracy') is not None else '–'}%) | "
-          f"{_f1(ex.get('EVI_F1'))} / {_f1(ex.get('ALL_F1'))} | {both} | {short} |")
+          f"{pct(r['test']['standard'])} [{pct(r['test_ci95']['standard'][0])}, {pct(r['test_ci95']['standard'][1])}] | "
+          f"{pct(r['test']['shortcut'])} [{pct(r['test_ci95']['shortcut'][0])}, {pct(r['test_ci95']['shortcut'][1])}] | "
+          f"{pct(r['dev']['standard'])} / {pct(r['dev']['shortcut'])} | "
+          f"{pct(r['ece_after']['standard'])} / {pct(r['ece_after']['shortcut'])} | "
+          f"{n2.get('n', '–')} ({pct(n2['accuracy']) if n2.get('accuracy') is not None else '–'}%) | "
+          f"{f1(ex.get('EVI_F1'))} / {f1(ex.get('ALL_F1'))} | {both} | {short} |")
     a("")
     records: dict[str, list[dict]] = {}
     for r in rows:
@@ -201,10 +181,10 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
     timed = [r for r in within if r.get("latency")]
     chosen = min(timed, key=lambda r: r["latency"]["both_ms"]["p95"]) if timed else None
     a(f"**The choice** (the rule is the issue's; RACE dev agrees with it): the fastest candidate within 2.0 points of "
-      f"the teacher on RACE test in each format (≥ {_pct(floor['standard'])} standard, ≥ {_pct(floor['shortcut'])} "
+      f"the teacher on RACE test in each format (≥ {pct(floor['standard'])} standard, ≥ {pct(floor['shortcut'])} "
       f"shortcut) — of {', '.join(r['key'] for r in within)} — is "
       + (f"{chosen['key']}" if chosen else "not yet measured") + ": `models/default`. "
-      + "; ".join(f"{k} is faster but {_pct(v)} points below the teacher in the standard format" for k, v in below.items())
+      + "; ".join(f"{k} is faster but {pct(v)} points below the teacher in the standard format" for k, v in below.items())
       + ". The default is two readers: m12's 12 layers read the standard format and give the evidence, and a "
       "6-layer student (m6 trained again, `models/default/shortcut`, the card's `readers`) reads the shortcut "
       "format, which m6 reads within 2 points of the teacher at half m12's cost. m12 at 512 tokens, both formats, "
@@ -220,7 +200,7 @@ def _recipes(L: list, res: dict) -> None:
     a("")
     a(f"Storage (`{q['recipe']}`, `models.export.int8_rows`): {q['storage']}; {q['outlier_rows']} rows in float16. The stored "
       "weights against the trained float student on RACE dev (the training machine): "
-      + ", ".join(f"{k} {_pct(v, 1)}%" for k, v in q["stored_vs_trained_float_agreement_dev"].items())
+      + ", ".join(f"{k} {pct(v, 1)}%" for k, v in q["stored_vs_trained_float_agreement_dev"].items())
       + " — the files are the model: every figure here is theirs.")
     a("")
     a("The arithmetic is chosen at load from the CPU's flags (`inference.cpu_recipes`); each recipe measured on all "
@@ -230,7 +210,7 @@ def _recipes(L: list, res: dict) -> None:
     a("|---|---|---|---|---|---|")
     for recipe, by_length in sorted(q["runtime_measured"].items()):
         for length, m in sorted(by_length.items()):
-            a(f"| {recipe} | {length} | {_pct(m['standard']['agreement'], 2)}% | {_pct(m['shortcut']['agreement'], 2)}% | "
+            a(f"| {recipe} | {length} | {pct(m['standard']['agreement'], 2)}% | {pct(m['shortcut']['agreement'], 2)}% | "
               f"{m['standard']['max_abs_logit_difference_mean']:.4f} / {m['shortcut']['max_abs_logit_difference_mean']:.4f} | "
               f"{'yes' if recipe in q['runtime'] else 'no'} |")
     a("")
@@ -254,7 +234,7 @@ def _int8x2_agreement(card) -> str:
     for fmt in FORMATS:
         c = load_card(ROOT / "models" / "default" / card.readers[fmt]) if fmt in card.readers else card
         m = c.extra["quantization"]["runtime_measured"]["int8x2"][str(card.max_length)][fmt]
-        out.append(f"{_pct(m['agreement'], 2)}% ({fmt})")
+        out.append(f"{pct(m['agreement'], 2)}% ({fmt})")
     return " and ".join(out)
 
 
@@ -295,7 +275,7 @@ def write_markdown(res: dict, docs: Path) -> str:
     a(f"- Temperatures (the seed's rule: accuracy = mean maximum probability, on RACE dev): "
       + ", ".join(f"{f} T = {card.temperature[f]:.4f}" for f in FORMATS) + ".")
     total = sum(s for _, s in res["files"])
-    a(f"- Files: {', '.join(f'`{n}` {_size(s)}' for n, s in res['files'])}; {total / 1e6:.1f} MB in all, "
+    a(f"- Files: {', '.join(f'`{n}` {size(s)}' for n, s in res['files'])}; {total / 1e6:.1f} MB in all, "
       "weights as ONNX external data in files far below the 95 MB a git host accepts.")
     a("")
     a("## Against the issue's targets")
@@ -306,7 +286,7 @@ def write_markdown(res: dict, docs: Path) -> str:
     a("| what | target | measured | met |")
     a("|---|---|---|---|")
     for what, target, measured, met in targets(res):
-        a(f"| {what} | {target} | {measured} | {_yes(met)} |")
+        a(f"| {what} | {target} | {measured} | {yes(met)} |")
     a("")
     _frontier(L, res, docs)
     _recipes(L, res)
@@ -321,10 +301,10 @@ def write_markdown(res: dict, docs: Path) -> str:
     a("| set | questions | standard C+Q+{O} | shortcut Q+{O} |")
     a("|---|---|---|---|")
     a(f"| RACE dev (model choice, temperatures) | {tr['data']['race']['dev']:,} | "
-      f"{_pct(ev['formats']['standard']['dev_accuracy'])} | {_pct(ev['formats']['shortcut']['dev_accuracy'])} |")
+      f"{pct(ev['formats']['standard']['dev_accuracy'])} | {pct(ev['formats']['shortcut']['dev_accuracy'])} |")
     for key, name in SETS:
         s, c = ev["formats"]["standard"]["sets"][key], ev["formats"]["shortcut"]["sets"][key]
-        a(f"| {name} | {s['n']:,} | {_cell(s)} | {_cell(c)} |")
+        a(f"| {name} | {s['n']:,} | {cell(s)} | {cell(c)} |")
     a("")
     a("Chance is 25% (four alternatives). Expected calibration error (10 bins), at T = 1 → at the card's "
       "temperature:")
@@ -332,13 +312,13 @@ def write_markdown(res: dict, docs: Path) -> str:
     a("| set | standard | shortcut |")
     a("|---|---|---|")
     for key, name in SETS:
-        cells = [f"{_pct(ev['formats'][f]['sets'][key]['ece_before'])}% → {_pct(ev['formats'][f]['sets'][key]['ece_after'])}%"
+        cells = [f"{pct(ev['formats'][f]['sets'][key]['ece_before'])}% → {pct(ev['formats'][f]['sets'][key]['ece_after'])}%"
                  for f in FORMATS]
         a(f"| {name} | " + " | ".join(cells) + " |")
     a("")
     n2 = ev["formats"]["shortcut"]["shortcut_n_below_2"]
     a(f"**Shortcut N < 2 on RACE test** (the seed's human-study measure: questions the shortcut system is sure of "
-      f"without the passage): {n2['n']} questions, {_pct(n2['accuracy'])}% of them answered right. The workbench's "
+      f"without the passage): {n2['n']} questions, {pct(n2['accuracy'])}% of them answered right. The workbench's "
       "flag *answerable without reading?* is stricter: shortcut N ≤ 1.5 and the key picked.")
     a("")
     a("## Effective number of options (Figure 4 analogue)")
@@ -351,7 +331,7 @@ def write_markdown(res: dict, docs: Path) -> str:
         low = it["n_sc"][four] < 2
         a(f"- {name}: mean N (4-option items) standard {it['n_std'][four].mean():.2f}, shortcut "
           f"{it['n_sc'][four].mean():.2f}; shortcut N < 2: {int(low.sum())} of {int(four.sum())}, "
-          f"{_pct(it['ok_sc'][four][low].mean())}% of them right.")
+          f"{pct(it['ok_sc'][four][low].mean())}% of them right.")
     a("")
     a("N = 2^H is the effective number of alternatives the model hesitates between (4 = no idea, 1 = sure); "
       "binned accuracy rises as N falls in both formats, as in the seed's Figure 4.")
@@ -362,7 +342,7 @@ def write_markdown(res: dict, docs: Path) -> str:
     a("")
     mi, groups = mi_groups(res["items"]["race-test"])
     a(f"MI = H(shortcut) − H(standard), the bits of uncertainty the passage removes, over {len(mi):,} RACE test "
-      f"questions: mean {mi.mean():.3f} bits, {_pct((mi < 0).mean(), 0)}% negative, 90th percentile "
+      f"questions: mean {mi.mean():.3f} bits, {pct((mi < 0).mean(), 0)}% negative, 90th percentile "
       f"{np.percentile(mi, 90):.3f} bits.")
     a("")
     a("| tenth of questions by MI | mean MI (bits) | standard accuracy | shortcut accuracy |")
