@@ -138,3 +138,15 @@ def test_the_unused_word_rows_are_unreachable_and_leaving_them_out_changes_no_lo
     assert np.array_equal(back[key][~gone], full[key][~gone]) and not back[key][gone].any()
     with pytest.raises(ValueError, match="already leaves"):
         vocab_gap.drop(onnx.load(str(out / "model.int8.onnx")), blocks)
+
+
+def test_beside_a_window_the_part_loads_after_the_main_graph_and_a_closed_window_stops_it(pair):
+    import inference
+
+    # the window's model thread: the parts one after the other, and none once the window has closed
+    model = inference.load_model(pair, device="cpu", beside_window=True)
+    assert model.parts["shortcut"].card.id == "tiny-part" and model.runner.spin is False
+    asked = []
+    with pytest.raises(ModelError, match="loading stopped before its shortcut part"):
+        inference.load_model(pair, device="cpu", beside_window=True, cancel=lambda: asked.append(1) or True)
+    assert asked == [1]  # asked once, after the main graph, before the part

@@ -53,9 +53,10 @@ def say_which_model(directory: str | Path) -> None:
         print(f"model: {directory} (no readable card.json there)", file=sys.stderr)
 
 
-def load(directory: str | Path):
-    """The model for the panel; ModelError (with the reason in words) when there is none."""
-    return inference.load_model(directory, beside_window=True)
+def load(directory: str | Path, cancel=None):
+    """The model for the panel; ModelError (with the reason in words) when there is none, or when
+    `cancel()` turned true (the window closed) before a part of it loaded."""
+    return inference.load_model(directory, beside_window=True, cancel=cancel)
 
 
 # ---------------------------------------------------------------------------- scoring

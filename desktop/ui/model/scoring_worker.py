@@ -260,9 +260,12 @@ class ScoringWorker(QObject):
 
     def _load_model(self) -> None:
         try:
-            self.model = model_scoring.load(self.model_dir)
+            # a window closed while its model loads stops the load before the next part (the
+            # default's shortcut reader): the next window's first paint does not wait for it
+            self.model = model_scoring.load(self.model_dir, cancel=lambda: self._stop)
         except McqLensError as exc:
-            self.modelFailed.emit(str(exc))
+            if not self._stop:
+                self.modelFailed.emit(str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - a broken install must not take the window down
             self.modelFailed.emit(f"the model in {self.model_dir} cannot be used ({type(exc).__name__}: {exc})")
