@@ -311,7 +311,7 @@ def test_score_all_and_why_share_the_panels_one_model(qtbot, monkeypatch, tmp_pa
 
     loads = []
     real = model_scoring.load
-    monkeypatch.setattr(model_scoring, "load", lambda d: loads.append(d) or real(d))
+    monkeypatch.setattr(model_scoring, "load", lambda d, cancel=None: loads.append(d) or real(d, cancel))
     db = _db(tmp_path / "a.db")
     window = _window(qtbot, monkeypatch, db, ahead=2)
     mr = window.model_review

@@ -135,8 +135,9 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
     a("## The frontier: the candidates measured")
     a("")
     a("Three students distilled from the teacher in the one-sequence layout (passage, stem and every alternative in "
-      "one sequence), each read at 384 and at 512 tokens, and the teacher itself (`python -m models.report.frontier`). "
-      "Accuracy: RACE test with 95% Wilson intervals, and RACE dev; latency: one question "
+      "one sequence), each read at 384 and at 512 tokens, the pair the default ships (m12 for the standard format, "
+      "m6 for the shortcut) and the teacher itself (`python -m models.report.frontier`). Accuracy: RACE test with 95% "
+      "Wilson intervals, and RACE dev; latency: one question "
       "through the product, both formats without evidence, p95, on the CPU of the `bench_frontier` run record.")
     a("")
     a("| candidate | layers | layout | parameters | RACE test standard | RACE test shortcut | RACE dev std / sc | ECE after T std / sc | shortcut N < 2 (right) | ExpMRC EVI / ALL | p95 both formats | p95 shortcut |")
@@ -166,9 +167,10 @@ def _frontier(L: list, res: dict, docs: Path) -> None:
                  f"{', '.join(sorted({r['latency'].get('recipe') or 'the graph as stored' for r in rs}))})"
                  for rec, rs in sorted(records.items(), reverse=True)]
         a("Latency " + "; ".join(parts) + ", the recipe the runtime picked there. Accuracy of m12 is its "
-          "shipped files' float model (what both kept CPU recipes compute); of m6 and m3 the float student on the "
-          "training machine (not shipped; their int8 storage agreed with it on 98-99% of RACE dev); of the teacher, "
-          "its card.")
+          "shipped files' float model (what both kept CPU recipes compute); of m12+m6@384, the shipped default, each "
+          "format's from the float model of the files that read it (the part: m6 trained again, "
+          "`shortcut-m6/`); of m6 and m3 the float student on the training machine (the frontier's runs; their int8 "
+          "storage agreed with it on 98-99% of RACE dev); of the teacher, its card.")
         a("")
     plot(rows, docs / "models_frontier.png")
     a("![accuracy against latency](models_frontier.png)")
@@ -228,8 +230,7 @@ def _recipes(L: list, res: dict) -> None:
 
 
 def _int8x2_agreement(card) -> str:
-    """The int8x2 recipe's agreement with the float model on RACE dev, per format, from the cards
-    of the files that read each format."""
+    """int8x2's agreement with the float model on RACE dev per format, from the card of each format's files."""
     out = []
     for fmt in FORMATS:
         c = load_card(ROOT / "models" / "default" / card.readers[fmt]) if fmt in card.readers else card
