@@ -133,8 +133,8 @@ def plot(rows: list[dict], path: Path) -> None:
             continue
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour,
                    label=f"{fmt} ({'C+Q+{O}' if fmt == 'standard' else 'Q+{O}'})")
-        for x, y, key in pts:
-            ax.annotate(key, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+        for i, (x, y, key) in enumerate(sorted(pts)):  # neighbours' labels above and below, not on top
+            ax.annotate(key, (x, y), textcoords="offset points", xytext=(4, 3 if i % 2 == 0 else -10), fontsize=8)
     teacher = next((r for r in rows if r["name"] == "teacher"), None)
     if teacher:
         for fmt, colour in (("standard", "tab:blue"), ("shortcut", "tab:orange")):
