@@ -20,12 +20,16 @@ import errno
 import os
 import secrets
 import sqlite3
+import time
 from pathlib import Path
 
 from desktop.domain.errors import NetworkFilesystem, NewerSchema, NotOurs, StoreError
 
 from . import network_fs, recognise, schema
 from .connection import Connection, close_quietly, connect, translate, uri, why_not_writable
+
+
+PROBE_RETRIES = (0.05, 0.2)  # seconds before reading a header again that read as not SQLite or malformed
 
 
 def open_file(path: str, read_only: bool = False, create: bool = True, allow_network: bool | None = None,
@@ -110,19 +114,29 @@ def probe(p: Path) -> int:
                           "(remove it, or choose another --db)")
     except OSError as exc:
         raise StoreError(f"cannot read {p}: {exc.strerror or exc}") from exc
-    conn = None
-    try:
-        conn = connect(uri(p, mode="ro", immutable=1), uri=True)
-        return int(conn.execute("PRAGMA application_id").fetchone()[0])
-    except sqlite3.DatabaseError as exc:
-        if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB" or "not a database" in str(exc).lower():
-            raise NotOurs(f"{p} is not an SQLite database, so not an MCQ Lens database; "
-                          "nothing was changed") from None
-        if not os.access(p, os.R_OK):
-            raise StoreError(f"cannot read {p}: {os.strerror(errno.EACCES)}") from exc
-        raise translate(exc, str(p)) from exc
-    finally:
-        close_quietly(conn)
+    for pause in PROBE_RETRIES + (None,):
+        conn = None
+        try:
+            conn = connect(uri(p, mode="ro", immutable=1), uri=True)
+            return int(conn.execute("PRAGMA application_id").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            not_sqlite = (getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB"
+                          or "not a database" in str(exc).lower())
+            if pause is not None and (not_sqlite or "malformed" in str(exc).lower()):
+                # without locks the header can be read while another process's checkpoint rewrites
+                # it (seen: eight processes opening one new database at once); a foreign or damaged
+                # file reads the same again
+                time.sleep(pause)
+                continue
+            if not_sqlite:
+                raise NotOurs(f"{p} is not an SQLite database, so not an MCQ Lens database; "
+                              "nothing was changed") from None
+            if not os.access(p, os.R_OK):
+                raise StoreError(f"cannot read {p}: {os.strerror(errno.EACCES)}") from exc
+            raise translate(exc, str(p)) from exc
+        finally:
+            close_quietly(conn)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def open_read_only(p: Path, may_checkpoint: bool = True) -> tuple[sqlite3.Connection, int]:
