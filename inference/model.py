@@ -1,8 +1,9 @@
 """A loaded model directory: its card, tokenizer and ONNX Runtime session (`load_model`).
 
 A card may hand a format to a part (`readers`: a model directory inside it, e.g. a 6-layer
-student for the shortcut format): the part is loaded beside the main graph and scores that
-format; everything else (tokenizer, truncation, temperature) stays the card's.
+student for the shortcut format): the part is loaded with the main graph (beside it on the
+command line, after it beside a window) and scores that format; everything else (tokenizer,
+truncation, temperature) stays the card's.
 """
 from __future__ import annotations
 
@@ -75,24 +76,27 @@ def load_model(directory: str | Path, device: str = "auto", precision: str | Non
     except Exception as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ModelError(f"{tokenizer_file}: not a readable tokenizers file ({why})") from exc
+    def main_graph():
+        return Runner(directory, card, device=device, precision=precision, threads=threads,
+                      beside_window=beside_window)
+
+    def part(name: str) -> Model:
+        return load_model(directory / name, device, precision, threads, beside_window)
+
     if not card.readers or beside_window:
-        runner = Runner(directory, card, device=device, precision=precision, threads=threads,
-                        beside_window=beside_window)
         # beside a window the parts load after the main graph: two loads at once (each deriving its
         # graph in Python) starved the window's own thread, whose first paint took 1.4-2.1 s instead
         # of 0.6 s on the 2-core AMD (bench_gui)
-        parts = {}
+        runner, parts = main_graph(), {}
         for fmt, name in card.readers.items():
             if cancel is not None and cancel():  # the window closed while the main graph loaded
                 raise ModelError(f"{directory}: loading stopped before its {fmt} part ({directory / name})")
-            parts[fmt] = load_model(directory / name, device, precision, threads, beside_window)
+            parts[fmt] = part(name)
     else:
         # on the command line the parts load beside the main graph, which ends the load sooner
         with ThreadPoolExecutor(len(card.readers)) as ex:
-            pending = {fmt: ex.submit(load_model, directory / name, device, precision, threads, beside_window)
-                       for fmt, name in card.readers.items()}
-            runner = Runner(directory, card, device=device, precision=precision, threads=threads,
-                            beside_window=beside_window)
+            pending = {fmt: ex.submit(part, name) for fmt, name in card.readers.items()}
+            runner = main_graph()
             parts = {fmt: job.result() for fmt, job in pending.items()}
     for fmt, part in parts.items():
         _check_part(directory, card, tokenizer_file, fmt, part)

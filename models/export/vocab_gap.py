@@ -4,17 +4,18 @@ BERT's vocabulary (MPNet's too) holds 994 tokens ``[unused0]`` … ``[unused993]
 of ids around ``[UNK]``, ``[CLS]``, ``[SEP]`` and ``[MASK]`` (kept: ``[UNK]`` is the word-piece
 model's unknown token).  The pre-tokenizer splits ``[`` and ``]`` off as punctuation, so no text
 is ever encoded as one of them, and the one-sequence layout uses none as a marker
-(`inference.one_sequence`).  Their rows are 0.76 MB of int8 per model; the shortcut part of the shipped default
-(`models/default/shortcut`) leaves them out so that all the shipped models fit their 180 MB.
+(`inference.one_sequence`).  Their rows are 0.76 MB of int8 per model; the shortcut part of the
+shipped default (`models/default/shortcut`) leaves them out so that all the shipped models fit
+their 180 MB.
 
 The low half of the word table (`models.export.mpnet_onnx.build`: ``Gather(word_embeddings_0,
 Min(ids, cut - 1))``) then holds the other rows; an id past a block is moved down by the block's
-length before the lookup (``ids_packed``).  Every id the tokenizer can
-produce meets the row it met before, so the logits are the same bit for bit (checked on RACE dev
-when the part was made: docs/model_runs/cpu-reader-2026-11-27/shortcut-m6-20261128/).
+length before the lookup (``ids_packed``).  Every id the tokenizer can produce meets the row it
+met before, so the logits are the same bit for bit (checked on RACE dev when the part was made:
+docs/model_runs/cpu-reader-2026-11-27/shortcut-m6/vocab_gap_check.json).
 `restore` puts zero rows back where the blocks were, for PyTorch (`mpnet_onnx.state_from_graph`).
 
-    python -m models.export.vocab_gap SRC_DIR OUT_DIR     # a stored model directory without the block
+    python -m models.export.vocab_gap SRC_DIR OUT_DIR     # a stored model directory without the blocks
 """
 from __future__ import annotations
 
