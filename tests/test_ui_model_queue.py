@@ -250,7 +250,10 @@ def test_pause_stops_the_queue_and_is_remembered(qtbot, monkeypatch, tmp_path):
     window = _window(qtbot, monkeypatch, db, ahead=6, settings=settings)
     mr = window.model_review
     qtbot.waitUntil(lambda: len(mr.worker.queue.computed) >= 3, timeout=60000)
+    before = mr.worker.snapshot()  # what a snapshot queued by the model's thread just before the pause says
     mr.queue_control.pause_action.trigger()  # Model → Pause the model
+    mr.worker.queueChanged.emit(before)  # ...delivered after the pause's own (one CI run showed "1 item ahead")
+    assert mr.queue_control.model_state.text() == "model: paused"
     assert mr.queue_control.paused and QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat).value("model_paused") in (True, "true")
     qtbot.waitUntil(lambda: mr.worker.snapshot()["running"] is None, timeout=30000)
     stopped_at = list(mr.worker.queue.computed)

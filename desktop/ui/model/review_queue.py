@@ -55,6 +55,7 @@ class QueueControl:
                                     "ready, Score all's progress, or paused (Model → Pause the model)")
         self.review.window.statusBar().addPermanentWidget(self.model_state)
         self.scored = 0  # stages that arrived (tests, status)
+        self._shown_seq = -1  # the newest snapshot shown (older ones arriving late are stale)
         self._plan_later = QTimer(self.review)  # the plan after a move: once the move is painted (and paging settles)
         self._plan_later.setSingleShot(True)
         self._plan_later.setInterval(PLAN_DELAY_MS)
@@ -178,11 +179,20 @@ class QueueControl:
     def queue_changed(self, snap: dict) -> None:
         if self.review.closed:
             return
+        seq = snap.get("seq", 0)
+        if seq < self._shown_seq:
+            return  # taken before one already shown: queued by the thread, delivered late
+        self._shown_seq = seq
+        self.review.queue_snapshot = snap
+        self.show_state()
+
+    def show_state(self) -> None:
+        """The status bar's words for the newest snapshot (again once the model has loaded)."""
+        snap = self.review.queue_snapshot
         text = status_text(snap, snap.get("batch"), loaded=self.review.model is not None, error=self.review.model_error)
         if text != self.model_state.text():
             self.model_state.setText(text)
             self.model_state.setAccessibleDescription(text)
-        self.review.queue_snapshot = snap
 
     def stage_ready(self, item_id: str, stage: str, payload) -> None:
         if self.review.stopped or self.review.closed:  # queued before the window closed; its database may be closed already

@@ -55,6 +55,7 @@ class WorkerWiring:
         self.panel.set_title(model.card.name, f"{device}, {getattr(runner, 'precision', '')} graph".strip(", "))
         self.panel.title.setToolTip(f"{model.directory}\n{model.message}")
         self.panel.set_status("")
+        self.queue_control.show_state()
         self.window.navigator.model.set_marks(self.queue_control.marks_for(model.id))
         st = self.window.state
         if st is not None:

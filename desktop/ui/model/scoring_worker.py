@@ -60,6 +60,9 @@ class ScoringWorker(QObject):
         self._moved_at = 0.0
         self._whatif: tuple[int, Any, list[str], int | None] | None = None
         self._whatif_gen = 0
+        # Each snapshot's number, taken under the lock: the window shows the newest state even when
+        # a snapshot the thread queued before a pause arrives after the one the pause sent directly.
+        self._snap_seq = 0
         self._jobs: list[tuple[str, Callable[[], Any]]] = []
         self._batch = None
         self._stop = False
@@ -162,6 +165,8 @@ class ScoringWorker(QObject):
     def snapshot(self) -> dict:
         with self._cond:
             snap = self.queue.snapshot()
+            self._snap_seq += 1
+            snap["seq"] = self._snap_seq
             snap["batch"] = self._batch.progress() if self._batch is not None else None
         return snap
 
