@@ -67,14 +67,14 @@ def evaluation(run: Path, length: int) -> dict:
     return out
 
 
-def recipes(run: Path) -> dict:
-    """Each CPU recipe measured on RACE dev against the float model (in the formats the model
-    reads), and which the card keeps."""
+def recipes(run: Path, formats: tuple[str, ...] = ("standard", "shortcut")) -> dict:
+    """Each CPU recipe measured on RACE dev against the float model, and which the card keeps: a
+    recipe measured in every one of `formats` (those the model's graph reads) and agreeing in each."""
     out = {}
     for path in sorted((run / "eval").glob("int8*_race-dev_*.jsonl.gz")):
         recipe, _, length = path.name[: -len(".jsonl.gz")].split("_")
         got = agreement(rows(path), rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz"))
-        keep = all(v["agreement"] >= AGREE_MIN for v in got.values())
+        keep = all(f in got and got[f]["agreement"] >= AGREE_MIN for f in formats)
         out.setdefault(recipe, {})[length] = {**got, "kept": keep}
     return out
 
@@ -184,6 +184,14 @@ def build(run: Path, models: Path) -> tuple[dict, dict, dict]:
                         "6-layer student in shortcut/ (its card); the standard format and the evidence by the "
                         "12 layers here")
     default["temperature"]["shortcut"] = part["temperature"]["shortcut"]
+    # its 12 layers now read the standard format only: a recipe is kept by its agreement there
+    std = recipes(run, ("standard",))
+    default["quantization"] = {
+        **default["quantization"], "runtime_measured": std,
+        "runtime": ["fp32"] + [r for r in cpu_recipes.RECIPES if std.get(r, {}).get("384", {}).get("kept")],
+        "runtime_rule": f"a recipe is kept where its argmax agrees with the float model of the files on >= "
+                        f"{100 * AGREE_MIN:.1f}% of RACE dev in the standard format, the one these 12 layers "
+                        f"read (the shortcut format is the part's: shortcut/card.json)"}
     default["metrics"]["evaluation"]["formats"]["shortcut"] = part["metrics"]["evaluation"]["formats"]["shortcut"]
     for name, by_format in part["metrics"]["product_int8x2"].items():
         default["metrics"]["product_int8x2"].setdefault(name, {})["shortcut"] = by_format["shortcut"]
@@ -197,7 +205,7 @@ def part_card(run: Path, base: dict, training: dict, quantization: dict) -> dict
     export = json.loads((p / "export.json").read_text())
     env = json.loads((p / "pipeline" / "env.json").read_text())
     gap = json.loads((p / "vocab_gap_check.json").read_text())
-    rec = recipes(p)
+    rec = recipes(p, ("shortcut",))
     ev = evaluation(p, 384)
     layers = ", ".join(str(i) for i in m["teacher_layers"])
     return {
