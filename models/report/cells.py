@@ -21,3 +21,11 @@ def size(n: int) -> str:
 
 def yes(ok: bool | None) -> str:
     return "–" if ok is None else ("yes" if ok else "**no**")
+
+
+def agree(m: dict, fmt: str, key: str = "agreement") -> str:
+    """A recipe's agreement (%) or mean largest logit difference in one format, "–" where that
+    format was not measured (a recipe for a graph that reads one format is checked in that one)."""
+    if fmt not in m:
+        return "–"
+    return f"{pct(m[fmt][key], 2)}%" if key == "agreement" else f"{m[fmt][key]:.4f}"

@@ -9,7 +9,7 @@ import numpy as np
 from inference.card import load_card
 from models.report.data import (DEFAULT_RUN, EARLIER_MINILM, EARLIER_MPNET, FORMATS, GROUPS, NOTATION, ROOT, SETS,
                                 TEACHER_RUN, read_json, read_rows)
-from models.report.cells import cell, f1, pct, size, yes
+from models.report.cells import agree, cell, f1, pct, size, yes
 from models.report.figures import mi_groups
 from models.report.frontier import plot
 
@@ -47,8 +47,8 @@ def targets(res: dict) -> list[tuple[str, str, str, bool | None]]:
         m = by_length[str(card.max_length)] if str(card.max_length) in by_length else next(iter(by_length.values()))
         kept = recipe in q["runtime"]
         out.append((f"CPU recipe {recipe} against the float model, RACE dev, argmax agreement",
-                    f"≥ {pct(TARGET_AGREEMENT)}% in each format to be kept",
-                    f"standard {pct(m['standard']['agreement'], 2)}%, shortcut {pct(m['shortcut']['agreement'], 2)}% "
+                    f"≥ {pct(TARGET_AGREEMENT)}% in each format its graph reads to be kept",
+                    f"standard {agree(m, 'standard')}, shortcut {agree(m, 'shortcut')} "
                     f"({m['standard']['questions']:,} questions): {'kept' if kept else 'not kept'}",
                     True if kept else None))
     cv = res.get("evidence_cv")
@@ -212,8 +212,8 @@ def _recipes(L: list, res: dict) -> None:
     a("|---|---|---|---|---|---|")
     for recipe, by_length in sorted(q["runtime_measured"].items()):
         for length, m in sorted(by_length.items()):
-            a(f"| {recipe} | {length} | {pct(m['standard']['agreement'], 2)}% | {pct(m['shortcut']['agreement'], 2)}% | "
-              f"{m['standard']['max_abs_logit_difference_mean']:.4f} / {m['shortcut']['max_abs_logit_difference_mean']:.4f} | "
+            d = "max_abs_logit_difference_mean"
+            a(f"| {recipe} | {length} | {agree(m, 'standard')} | {agree(m, 'shortcut')} | {agree(m, 'standard', d)} / {agree(m, 'shortcut', d)} | "
               f"{'yes' if recipe in q['runtime'] else 'no'} |")
     a("")
     a(f"Kept: {', '.join(q['runtime'])} ({q['runtime_rule']}). `int8` (one pass of per-tensor u8 activations, the "
@@ -222,9 +222,9 @@ def _recipes(L: list, res: dict) -> None:
       "`int8x2-firstN` gives the second pass to the first N of the 12 layers only: the later layers' rounding moves "
       "the logits least (screened on 60 RACE dev questions, `docs/model_runs/cpu-reader-2026-11-27/trials/"
       "late-single-pass-20261128/`), and each layer left out saves a twenty-fourth of the int8 products. "
-      "A CPU with VNNI runs the fastest kept: `int8x2-first9` where the card keeps it (about 1.12x faster than "
-      "`int8x2`, measured in pairs on both CPUs: the trial's README); it moves 0.3-0.6% of RACE dev's answers "
-      "against the float model whose accuracy is reported here. A CPU without VNNI runs `fp32`: ONNX Runtime's u8×s8 "
+      "A CPU with VNNI runs the fastest kept: `int8x2-first8` for the default's 12 layers, which read the standard "
+      "format alone (1.04x faster than `int8x2-first9` in turns on the Xeon: `docs/bench_runs/trials/first8-20261128/`; "
+      "0.45% of RACE dev's answers moved), `int8x2-first9` at 512 tokens, `int8x2` for the shortcut part. A CPU without VNNI runs `fp32`: ONNX Runtime's u8×s8 "
       "kernels there use VPMADDUBSW, whose 16-bit sums saturate on the second pass's full-range values.")
     a("")
 
