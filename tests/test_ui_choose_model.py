@@ -68,6 +68,12 @@ def test_choose_the_model_by_name_uses_and_remembers_it(qtbot, tmp_path, shipped
     qtbot.waitUntil(lambda: review.model is not None and review.model.directory == shipped / "accurate",
                     timeout=30000)
     assert review.model.card.max_length == 512 and review.model.card.id == "tiny-accurate"
+    # the status bar follows the new model's thread (its snapshots are newer than the old thread's)
+    qc = review.queue_control
+    qc.pause_action.trigger()
+    assert qc.model_state.text() == "model: paused"
+    qc.pause_action.trigger()
+    qtbot.waitUntil(lambda: qc.model_state.text() != "model: paused", timeout=10000)
     errors = []
     window.error = errors.append
     assert not window.model_menu.choose_model("no such model") and "tiny reader, accurate" in errors[0]

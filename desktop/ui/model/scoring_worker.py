@@ -17,6 +17,7 @@ pausing stops it; `stop()` ends the thread after the batch in flight.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from typing import Any, Callable
@@ -30,6 +31,12 @@ from desktop.domain.errors import McqLensError
 from desktop.ui.model.thread_priority import BACKGROUND_NICE, yield_to_the_window  # noqa: F401 - BACKGROUND_NICE: tests
 
 ITEM_SETTLE_S = 0.12  # how long the annotator stays on an item before the model starts on it
+
+
+# Each snapshot's number, taken under the worker's lock and counted across workers (Model > Choose the
+# model… starts a new one): the window shows the newest state even when a snapshot the thread queued
+# before a pause arrives after the one the pause sent directly, or an old worker's after a new one's.
+_SNAPSHOT_NUMBERS = itertools.count(1)
 
 
 class ScoringWorker(QObject):
@@ -60,9 +67,6 @@ class ScoringWorker(QObject):
         self._moved_at = 0.0
         self._whatif: tuple[int, Any, list[str], int | None] | None = None
         self._whatif_gen = 0
-        # Each snapshot's number, taken under the lock: the window shows the newest state even when
-        # a snapshot the thread queued before a pause arrives after the one the pause sent directly.
-        self._snap_seq = 0
         self._jobs: list[tuple[str, Callable[[], Any]]] = []
         self._batch = None
         self._stop = False
@@ -165,8 +169,7 @@ class ScoringWorker(QObject):
     def snapshot(self) -> dict:
         with self._cond:
             snap = self.queue.snapshot()
-            self._snap_seq += 1
-            snap["seq"] = self._snap_seq
+            snap["seq"] = next(_SNAPSHOT_NUMBERS)
             snap["batch"] = self._batch.progress() if self._batch is not None else None
         return snap
 
