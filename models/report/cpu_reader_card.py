@@ -14,6 +14,7 @@ CPU recipes through `models.evaluation.recipe_eval`), the evidence settings' cro
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import sys
@@ -67,16 +68,22 @@ def evaluation(run: Path, length: int) -> dict:
     return out
 
 
-def recipes(run: Path, formats: tuple[str, ...] = ("standard", "shortcut")) -> dict:
-    """Each CPU recipe measured on RACE dev against the float model, and which the card keeps: a
-    recipe measured in every one of `formats` (those the model's graph reads) and agreeing in each."""
+@functools.lru_cache(maxsize=None)
+def _agreements(run: Path) -> dict:
+    """{recipe: {length: agreement()}} of every CPU recipe's RACE dev rows (read once per run)."""
     out = {}
     for path in sorted((run / "eval").glob("int8*_race-dev_*.jsonl.gz")):
         recipe, _, length = path.name[: -len(".jsonl.gz")].split("_")
-        got = agreement(rows(path), rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz"))
-        keep = all(f in got and got[f]["agreement"] >= AGREE_MIN for f in formats)
-        out.setdefault(recipe, {})[length] = {**got, "kept": keep}
+        out.setdefault(recipe, {})[length] = agreement(rows(path), rows(run / "eval" / f"float32_race-dev_{length}.jsonl.gz"))
     return out
+
+
+def recipes(run: Path, formats: tuple[str, ...] = ("standard", "shortcut")) -> dict:
+    """Each CPU recipe measured on RACE dev against the float model, and which the card keeps: a
+    recipe measured in every one of `formats` (those the model's graph reads) and agreeing in each."""
+    return {recipe: {length: {**got, "kept": all(f in got and got[f]["agreement"] >= AGREE_MIN for f in formats)}
+                     for length, got in by_length.items()}
+            for recipe, by_length in _agreements(run).items()}
 
 
 def evidence_settings(run: Path) -> tuple[dict, dict]:
